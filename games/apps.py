@@ -1,0 +1,9 @@
+from django.apps import AppConfig
+
+
+class GamesConfig(AppConfig):
+    name = "games"
+    default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self):
+        from . import events  # noqa: F401  (connects the event log receivers)

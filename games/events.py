@@ -1,0 +1,65 @@
+"""Game events, sent by games.services after the transaction commits.
+
+Receivers get keyword arguments; `game` is the committed Game row. Live updates
+and statistics subscribe here; nothing else needs to know where changes come from.
+"""
+
+import logging
+
+from django.dispatch import Signal, receiver
+
+logger = logging.getLogger("games.events")
+
+# game, player_x, player_o (users or None for the open side)
+game_created = Signal()
+# game, player (the user who joined), mark
+game_joined = Signal()
+# game, move, player (the user), mark, row, col
+move_made = Signal()
+# game, status, winner (the mark "X"/"O", or None for a draw)
+game_ended = Signal()
+
+
+def _name(user) -> str:
+    return user.get_username() if user is not None else "-"
+
+
+@receiver(game_created)
+def log_game_created(sender, *, game, player_x, player_o, **kwargs):
+    logger.info(
+        "event=game_created game=%s player_x=%s player_o=%s status=%s",
+        game.pk,
+        _name(player_x),
+        _name(player_o),
+        game.status,
+    )
+
+
+@receiver(game_joined)
+def log_game_joined(sender, *, game, player, mark, **kwargs):
+    logger.info(
+        "event=game_joined game=%s player=%s mark=%s", game.pk, _name(player), mark
+    )
+
+
+@receiver(move_made)
+def log_move_made(sender, *, game, move, player, mark, row, col, **kwargs):
+    logger.info(
+        "event=move_made game=%s seq=%s player=%s mark=%s row=%s col=%s",
+        game.pk,
+        move.sequence_number,
+        _name(player),
+        mark,
+        row,
+        col,
+    )
+
+
+@receiver(game_ended)
+def log_game_ended(sender, *, game, status, winner, **kwargs):
+    logger.info(
+        "event=game_ended game=%s status=%s winner=%s",
+        game.pk,
+        status,
+        winner or "-",
+    )

@@ -1,0 +1,36 @@
+"""Method decorators that answer a wrong method with a readable 405 page."""
+
+from functools import wraps
+
+from django.shortcuts import render
+
+
+def allow_methods(*methods: str):
+    allowed = set(methods) | ({"HEAD"} if "GET" in methods else set())
+
+    def decorator(view):
+        @wraps(view)
+        def wrapper(request, *args, **kwargs):
+            if request.method not in allowed:
+                allow = ", ".join(sorted(allowed))
+                message = f"This address only accepts {allow} requests."
+                if "POST" in allowed:
+                    message += " Use the buttons on the game page."
+                response = render(
+                    request,
+                    "error.html",
+                    {"title": "Method not allowed", "message": message},
+                    status=405,
+                )
+                response["Allow"] = allow
+                return response
+            return view(request, *args, **kwargs)
+
+        return wrapper
+
+    return decorator
+
+
+get_only = allow_methods("GET")
+post_only = allow_methods("POST")
+get_or_post = allow_methods("GET", "POST")

@@ -1,0 +1,343 @@
+"""Games and moves. Every write goes through games.services; the constraints below
+make sure that even a buggy or racing writer cannot store an impossible game."""
+
+from django.conf import settings
+from django.db import models
+from django.db.models import F, Q, Value
+from django.db.models.functions import Length, Replace
+from django.db.models.lookups import Exact, In
+from django.urls import reverse
+
+from . import rules
+
+
+class GameStatus(models.TextChoices):
+    WAITING = "waiting", "Waiting for an opponent"
+    IN_PROGRESS = rules.Status.IN_PROGRESS.value, "In progress"
+    X_WON = rules.Status.X_WON.value, "X won"
+    O_WON = rules.Status.O_WON.value, "O won"
+    DRAW = rules.Status.DRAW.value, "Draw"
+    X_FORFEITS = rules.Status.X_FORFEITS.value, "X forfeited"
+    O_FORFEITS = rules.Status.O_FORFEITS.value, "O forfeited"
+
+
+FINISHED_STATUSES = [
+    GameStatus.X_WON,
+    GameStatus.O_WON,
+    GameStatus.DRAW,
+    GameStatus.X_FORFEITS,
+    GameStatus.O_FORFEITS,
+]
+WON_BY_LINE = [GameStatus.X_WON, GameStatus.O_WON]
+
+
+class MarkChoice(models.TextChoices):
+    X = rules.Mark.X.value, "X"
+    O = rules.Mark.O.value, "O"  # noqa: E741
+
+
+def _count(field: str, mark: str):
+    """SQL for how many times `mark` occurs in the board string."""
+    return Length(field) - Length(Replace(field, Value(mark), Value("")))
+
+
+X_COUNT = _count("board", rules.Mark.X)
+O_COUNT = _count("board", rules.Mark.O)
+EMPTY_COUNT = _count("board", rules.EMPTY)
+
+
+class Series(models.Model):
+    """The running score between two players (or one, playing both sides), kept by
+    games.services when a game ends, so that a game page shows it from one join."""
+
+    player_a = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+"
+    )
+    player_b = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+"
+    )
+    a_wins = models.PositiveIntegerField(default=0)
+    b_wins = models.PositiveIntegerField(default=0)
+    draws = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        verbose_name_plural = "series"
+        constraints = [
+            models.UniqueConstraint(
+                fields=["player_a", "player_b"], name="series_unique_pair"
+            ),
+            models.CheckConstraint(
+                condition=Q(player_a__lte=F("player_b")), name="series_pair_ordered"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"Series {self.player_a_id} v {self.player_b_id}"
+
+    def wins_of(self, user_id: int) -> int:
+        return self.a_wins if user_id == self.player_a_id else self.b_wins
+
+
+class Game(models.Model):
+    Status = GameStatus
+
+    player_x = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.PROTECT,
+        related_name="games_as_x",
+        null=True,
+        blank=True,
+    )
+    player_o = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.PROTECT,
+        related_name="games_as_o",
+        null=True,
+        blank=True,
+    )
+    status = models.CharField(
+        max_length=16, choices=GameStatus.choices, default=GameStatus.IN_PROGRESS
+    )
+    # Denormalised so that a game renders from its own row; Move rows are the
+    # history and the audit trail, and must replay to this board.
+    board = models.CharField(max_length=rules.CELLS, default=rules.EMPTY * rules.CELLS)
+    move_count = models.PositiveSmallIntegerField(default=0)
+    # The cells in the order they were played, one digit (row * 3 + col) each:
+    # the move list and replay render from this row without reading Move rows.
+    move_order = models.CharField(max_length=rules.CELLS, default="", blank=True)
+    winning_line = models.PositiveSmallIntegerField(null=True, blank=True)
+    # Bumped by every change (join, move, forfeit): what live viewers compare.
+    version = models.PositiveIntegerField(default=1)
+    series = models.ForeignKey(
+        Series, on_delete=models.PROTECT, related_name="games", null=True, blank=True
+    )
+    rematch_of = models.OneToOneField(
+        "self",
+        on_delete=models.SET_NULL,
+        related_name="rematch",
+        null=True,
+        blank=True,
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-updated_at", "-id"]
+        indexes = [
+            models.Index(fields=["player_x", "-updated_at"], name="game_x_recent"),
+            models.Index(fields=["player_o", "-updated_at"], name="game_o_recent"),
+            models.Index(
+                fields=["-created_at"],
+                name="game_open",
+                condition=Q(status=GameStatus.WAITING),
+            ),
+            models.Index(fields=["status", "-created_at"], name="game_status_recent"),
+        ]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(status__in=GameStatus.values), name="game_status_valid"
+            ),
+            models.CheckConstraint(
+                condition=Q(move_count__gte=0, move_count__lte=rules.CELLS),
+                name="game_move_count_range",
+            ),
+            models.CheckConstraint(
+                # Only X, O and EMPTY: the three counts add up to the length.
+                condition=Q(
+                    Exact(Length("board"), rules.CELLS),
+                    Exact(X_COUNT + O_COUNT + EMPTY_COUNT, rules.CELLS),
+                    Exact(Length("move_order"), F("move_count")),
+                    move_count=X_COUNT + O_COUNT,
+                ),
+                name="game_board_well_formed",
+            ),
+            models.CheckConstraint(
+                condition=In(X_COUNT - O_COUNT, [0, 1]),
+                name="game_x_moves_first",
+                violation_error_message="X moves first and players alternate.",
+            ),
+            models.CheckConstraint(
+                condition=Q(winning_line__isnull=True)
+                | Q(winning_line__gte=0, winning_line__lt=len(rules.LINES)),
+                name="game_winning_line_range",
+            ),
+            models.CheckConstraint(
+                condition=Q(status__in=WON_BY_LINE, winning_line__isnull=False)
+                | (~Q(status__in=WON_BY_LINE) & Q(winning_line__isnull=True)),
+                name="game_winning_line_iff_won",
+            ),
+            models.CheckConstraint(
+                condition=(
+                    Q(status=GameStatus.WAITING, move_count=0)
+                    & (
+                        Q(player_x__isnull=True, player_o__isnull=False)
+                        | Q(player_x__isnull=False, player_o__isnull=True)
+                    )
+                )
+                | (
+                    ~Q(status=GameStatus.WAITING)
+                    & Q(player_x__isnull=False, player_o__isnull=False)
+                ),
+                name="game_players_present",
+            ),
+            models.CheckConstraint(
+                condition=Q(status__in=FINISHED_STATUSES, finished_at__isnull=False)
+                | (~Q(status__in=FINISHED_STATUSES) & Q(finished_at__isnull=True)),
+                name="game_finished_at_iff_finished",
+            ),
+            models.CheckConstraint(
+                condition=~Q(status=GameStatus.DRAW) | Q(move_count=rules.CELLS),
+                name="game_draw_only_on_full_board",
+            ),
+            models.CheckConstraint(
+                condition=Q(version__gte=1), name="game_version_positive"
+            ),
+            models.CheckConstraint(
+                condition=Q(status=GameStatus.WAITING, series__isnull=True)
+                | (~Q(status=GameStatus.WAITING) & Q(series__isnull=False)),
+                name="game_series_once_started",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"Game {self.pk}: {self.player_x_name} vs {self.player_o_name}"
+
+    def get_absolute_url(self) -> str:
+        return reverse("game_detail", args=[self.pk])
+
+    @property
+    def player_x_name(self) -> str:
+        return self.player_x.get_username() if self.player_x_id else "(open)"
+
+    @property
+    def player_o_name(self) -> str:
+        return self.player_o.get_username() if self.player_o_id else "(open)"
+
+    @property
+    def state(self) -> rules.GameState:
+        """The rules' view of this game (a waiting game is an empty running board)."""
+        status = (
+            rules.Status.IN_PROGRESS
+            if self.status == GameStatus.WAITING
+            else rules.Status(self.status)
+        )
+        return rules.GameState(rules.Board(self.board), status)
+
+    @property
+    def rules_board(self) -> rules.Board:
+        return rules.Board(self.board)
+
+    @property
+    def played_cells(self) -> list[tuple[int, int]]:
+        """(row, col) of each move, in the order played."""
+        return [rules.cell_of(int(index)) for index in self.move_order]
+
+    @property
+    def is_waiting(self) -> bool:
+        return self.status == GameStatus.WAITING
+
+    @property
+    def is_in_progress(self) -> bool:
+        return self.status == GameStatus.IN_PROGRESS
+
+    @property
+    def is_finished(self) -> bool:
+        return self.status in FINISHED_STATUSES
+
+    @property
+    def next_mark(self) -> str | None:
+        """Whose turn it is, or None when no move can be made."""
+        return rules.Board(self.board).next_mark.value if self.is_in_progress else None
+
+    @property
+    def winner_mark(self) -> str | None:
+        if not self.is_finished:
+            return None
+        winner = rules.Status(self.status).winner
+        return winner.value if winner else None
+
+    @property
+    def winning_cells(self) -> list[tuple[int, int]] | None:
+        return rules.line_cells(self.winning_line)
+
+    @property
+    def series_score(self) -> tuple[int, int, int] | None:
+        """(wins of X's player, wins of O's player, draws) across their games."""
+        if self.series_id is None:
+            return None
+        series = self.series
+        return (
+            series.wins_of(self.player_x_id),
+            series.wins_of(self.player_o_id),
+            series.draws,
+        )
+
+    @property
+    def is_self_play(self) -> bool:
+        return self.player_x_id is not None and self.player_x_id == self.player_o_id
+
+    def player_for(self, mark: str | None):
+        if mark == rules.Mark.X:
+            return self.player_x
+        if mark == rules.Mark.O:
+            return self.player_o
+        return None
+
+    def is_player(self, user) -> bool:
+        return user.is_authenticated and user.pk in (self.player_x_id, self.player_o_id)
+
+    def marks_for(self, user) -> list[str]:
+        """The marks `user` plays in this game: none, one, or both (self-play)."""
+        if not user.is_authenticated:
+            return []
+        return [
+            mark
+            for mark, player_id in (
+                (rules.Mark.X, self.player_x_id),
+                (rules.Mark.O, self.player_o_id),
+            )
+            if player_id == user.pk
+        ]
+
+    def is_turn_of(self, user) -> bool:
+        return self.next_mark is not None and self.next_mark in self.marks_for(user)
+
+
+class Move(models.Model):
+    game = models.ForeignKey(Game, on_delete=models.CASCADE, related_name="moves")
+    sequence_number = models.PositiveSmallIntegerField()
+    row = models.PositiveSmallIntegerField()
+    col = models.PositiveSmallIntegerField()
+    player = models.CharField(max_length=1, choices=MarkChoice.choices)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["game", "sequence_number"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["game", "sequence_number"], name="move_unique_sequence"
+            ),
+            models.UniqueConstraint(
+                fields=["game", "row", "col"], name="move_unique_cell"
+            ),
+            models.CheckConstraint(
+                condition=Q(row__gte=0, row__lte=2, col__gte=0, col__lte=2),
+                name="move_cell_on_board",
+            ),
+            models.CheckConstraint(
+                condition=Q(sequence_number__gte=1, sequence_number__lte=rules.CELLS),
+                name="move_sequence_range",
+            ),
+            models.CheckConstraint(
+                condition=Q(player__in=MarkChoice.values), name="move_player_valid"
+            ),
+            models.CheckConstraint(
+                condition=Q(player=MarkChoice.X, sequence_number__in=[1, 3, 5, 7, 9])
+                | Q(player=MarkChoice.O, sequence_number__in=[2, 4, 6, 8]),
+                name="move_players_alternate",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.sequence_number}. {self.player} ({self.row}, {self.col})"

@@ -1,0 +1,150 @@
+"""What a viewer sees of a game: plain values for the templates and state.json.
+
+Everything here is read from the one Game row (players and series joined), so a
+game page costs one query; the rules module answers every question of the game.
+"""
+
+from dataclasses import dataclass
+
+from . import rules
+from .models import Game
+
+
+@dataclass(frozen=True, slots=True)
+class Cell:
+    row: int
+    col: int
+    mark: str | None
+    in_winning_line: bool
+    is_last_move: bool
+
+    @property
+    def label(self) -> str:
+        """What a screen reader says: "row 1, column 2, empty" (1-based for people)."""
+        return f"row {self.row + 1}, column {self.col + 1}, {self.mark or 'empty'}"
+
+
+@dataclass(frozen=True, slots=True)
+class MoveLine:
+    sequence_number: int
+    player: str
+    row: int
+    col: int
+
+    def __str__(self) -> str:
+        return f"{self.sequence_number}. {self.player} ({self.row}, {self.col})"
+
+
+def move_lines(game: Game, upto: int | None = None) -> list[MoveLine]:
+    cells = game.played_cells[:upto]
+    return [
+        MoveLine(number, "X" if number % 2 else "O", row, col)
+        for number, (row, col) in enumerate(cells, start=1)
+    ]
+
+
+def board_at(game: Game, ply: int | None = None) -> rules.Board:
+    """The board after `ply` moves (the current board when None)."""
+    if ply is None or ply == game.move_count:
+        return game.rules_board
+    return rules.Board.from_moves(game.played_cells[:ply])
+
+
+def cells(game: Game, ply: int | None = None) -> list[list[Cell]]:
+    board = board_at(game, ply)
+    line = board.winning_line if game.winning_line is not None else None
+    winning = set(rules.line_cells(line) or [])
+    shown = game.move_count if ply is None else ply
+    last = game.played_cells[shown - 1] if shown else None
+    return [
+        [
+            Cell(
+                row,
+                col,
+                mark.value if mark else None,
+                (row, col) in winning,
+                (row, col) == last,
+            )
+            for col, mark in enumerate(marks)
+        ]
+        for row, marks in enumerate(board.rows())
+    ]
+
+
+def name(user) -> str:
+    return user.get_username() if user is not None else ""
+
+
+def turn_text(game: Game, viewer) -> str:
+    """One line that says what happens next, from the viewer's side."""
+    if game.is_waiting:
+        if game.is_player(viewer):
+            return "Waiting for an opponent to join. Share this page's address."
+        return "This game is open: join it to play."
+    if game.is_in_progress:
+        mark = game.next_mark
+        if game.is_turn_of(viewer):
+            return f"Your turn ({mark})." if game.is_self_play else "Your turn."
+        return f"Waiting for {name(game.player_for(mark))} ({mark})."
+    return result_text(game, viewer)
+
+
+def result_text(game: Game, viewer=None) -> str:
+    status = game.status
+    if status == Game.Status.DRAW:
+        return "Draw."
+    winner = game.winner_mark
+    loser = rules.Mark(winner).other.value
+    if game.is_self_play:
+        subject = f"{winner} wins"
+    elif viewer is not None and viewer.is_authenticated:
+        if game.player_for(winner).pk == viewer.pk:
+            subject = "You win"
+        else:
+            subject = f"{name(game.player_for(winner))} ({winner}) wins"
+    else:
+        subject = f"{name(game.player_for(winner))} ({winner}) wins"
+    if status in (Game.Status.X_FORFEITS, Game.Status.O_FORFEITS):
+        return f"{subject}: {name(game.player_for(loser))} ({loser}) forfeited."
+    return f"{subject}!"
+
+
+def series_text(game: Game) -> str | None:
+    """ "alice 3 – 2 bob, 1 draw" from X's player's side; None for self-play."""
+    score = game.series_score
+    if score is None or game.is_self_play:
+        return None
+    x_wins, o_wins, draws = score
+    draws_text = f", {draws} draw{'s' if draws != 1 else ''}" if draws else ""
+    return (
+        f"{name(game.player_x)} {x_wins} – {o_wins} {name(game.player_o)}{draws_text}"
+    )
+
+
+def snapshot(game: Game) -> dict:
+    """The read-only JSON snapshot; field names are a public contract (README)."""
+    line = game.winning_cells
+    return {
+        "id": game.pk,
+        "status": game.status,
+        "current_player": game.next_mark,
+        "winner": game.winner_mark,
+        "winning_line": [list(cell) for cell in line] if line else None,
+        "player_x": name(game.player_x) or None,
+        "player_o": name(game.player_o) or None,
+        "ply": game.move_count,
+        "version": game.version,
+        "board": [
+            [cell.value if cell else None for cell in row]
+            for row in game.rules_board.rows()
+        ],
+        "moves": [
+            {
+                "sequence_number": move.sequence_number,
+                "player": move.player,
+                "row": move.row,
+                "col": move.col,
+            }
+            for move in move_lines(game)
+        ],
+    }

@@ -1,0 +1,228 @@
+"""Tic-Tac-Toe itself, as pure Python: the single source of game truth.
+
+No Django import here (a test checks it): models, services and views ask this
+module what is legal and what the outcome is, and never re-implement a rule.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+SIZE = 3
+CELLS = SIZE * SIZE
+EMPTY = "-"
+
+# The 8 lines, as cell indices (row * 3 + col): 3 rows, 3 columns, 2 diagonals.
+LINES: tuple[tuple[int, int, int], ...] = (
+    (0, 1, 2),
+    (3, 4, 5),
+    (6, 7, 8),
+    (0, 3, 6),
+    (1, 4, 7),
+    (2, 5, 8),
+    (0, 4, 8),
+    (2, 4, 6),
+)
+
+
+class Mark(StrEnum):
+    X = "X"
+    O = "O"  # noqa: E741
+
+    @property
+    def other(self) -> Mark:
+        return Mark.O if self is Mark.X else Mark.X
+
+
+class Status(StrEnum):
+    IN_PROGRESS = "in_progress"
+    X_WON = "x_won"
+    O_WON = "o_won"
+    DRAW = "draw"
+    X_FORFEITS = "x_forfeits"
+    O_FORFEITS = "o_forfeits"
+
+    @property
+    def is_over(self) -> bool:
+        return self is not Status.IN_PROGRESS
+
+    @property
+    def winner(self) -> Mark | None:
+        return _WINNERS.get(self)
+
+
+_WINNERS = {
+    Status.X_WON: Mark.X,
+    Status.O_WON: Mark.O,
+    Status.X_FORFEITS: Mark.O,
+    Status.O_FORFEITS: Mark.X,
+}
+
+
+class Rejected(Exception):
+    """Base of every reason an action is refused; `message` is for people."""
+
+    message = "That is not allowed."
+
+    def __init__(self, message: str | None = None):
+        super().__init__(message or self.message)
+        if message:
+            self.message = message
+
+
+class MoveRejected(Rejected):
+    message = "That move is not allowed."
+
+
+class OutsideBoard(MoveRejected):
+    message = "That cell is outside the board: row and column must be 0, 1 or 2."
+
+
+class CellOccupied(MoveRejected):
+    message = "That cell is already taken."
+
+
+class GameOver(MoveRejected):
+    message = "The game is over: no more moves can be made."
+
+
+class NotYourTurn(MoveRejected):
+    message = "It is not your turn."
+
+
+def cell_index(row: int, col: int) -> int:
+    """Index of (row, col) in the board string; raises OutsideBoard for a bad cell."""
+    if not (
+        isinstance(row, int)
+        and isinstance(col, int)
+        and 0 <= row < SIZE
+        and 0 <= col < SIZE
+    ):
+        raise OutsideBoard()
+    return row * SIZE + col
+
+
+def cell_of(index: int) -> tuple[int, int]:
+    return divmod(index, SIZE)
+
+
+@dataclass(frozen=True, slots=True)
+class Board:
+    """An immutable 3×3 board: 9 cells, each "X", "O" or EMPTY, row by row."""
+
+    cells: str = EMPTY * CELLS
+
+    def __post_init__(self):
+        if len(self.cells) != CELLS or set(self.cells) - {Mark.X, Mark.O, EMPTY}:
+            raise ValueError(f"not a board: {self.cells!r}")
+        if self.cells.count(Mark.X) - self.cells.count(Mark.O) not in (0, 1):
+            raise ValueError(f"impossible board (X moves first): {self.cells!r}")
+
+    @classmethod
+    def from_moves(cls, moves: list[tuple[int, int]]) -> Board:
+        """Replay (row, col) moves from the empty board, enforcing every rule."""
+        board = cls()
+        for row, col in moves:
+            board = board.play(row, col)
+        return board
+
+    def __getitem__(self, cell: tuple[int, int]) -> Mark | None:
+        value = self.cells[cell_index(*cell)]
+        return None if value == EMPTY else Mark(value)
+
+    def rows(self) -> list[list[Mark | None]]:
+        return [[self[row, col] for col in range(SIZE)] for row in range(SIZE)]
+
+    @property
+    def move_count(self) -> int:
+        return CELLS - self.cells.count(EMPTY)
+
+    @property
+    def is_full(self) -> bool:
+        return EMPTY not in self.cells
+
+    @property
+    def next_mark(self) -> Mark:
+        return Mark.X if self.move_count % 2 == 0 else Mark.O
+
+    @property
+    def winning_line(self) -> int | None:
+        """Index into LINES of the completed line, or None."""
+        for number, (a, b, c) in enumerate(LINES):
+            if (
+                self.cells[a] != EMPTY
+                and self.cells[a] == self.cells[b] == self.cells[c]
+            ):
+                return number
+        return None
+
+    @property
+    def status(self) -> Status:
+        """Outcome of the board alone: a line wins, else a full board is a draw."""
+        line = self.winning_line
+        if line is not None:
+            return (
+                Status.X_WON if self.cells[LINES[line][0]] == Mark.X else Status.O_WON
+            )
+        return Status.DRAW if self.is_full else Status.IN_PROGRESS
+
+    def play(self, row: int, col: int, *, mark: Mark | None = None) -> Board:
+        """The board after `mark` (default: whoever is to move) takes (row, col)."""
+        index = cell_index(row, col)
+        if self.status.is_over:
+            raise GameOver()
+        if mark is not None and mark != self.next_mark:
+            raise NotYourTurn()
+        if self.cells[index] != EMPTY:
+            raise CellOccupied()
+        cells = self.cells[:index] + self.next_mark + self.cells[index + 1 :]
+        return Board(cells)
+
+
+def line_cells(line: int | None) -> list[tuple[int, int]] | None:
+    """The three (row, col) cells of line number `line`."""
+    return None if line is None else [cell_of(index) for index in LINES[line]]
+
+
+@dataclass(frozen=True, slots=True)
+class GameState:
+    """A board plus the game's status, which a forfeit can end early."""
+
+    board: Board = Board()
+    status: Status = Status.IN_PROGRESS
+
+    def __post_init__(self):
+        board_status = self.board.status
+        if board_status.is_over and self.status != board_status:
+            raise ValueError(f"status {self.status} contradicts the board")
+        if not board_status.is_over and self.status not in (
+            Status.IN_PROGRESS,
+            Status.X_FORFEITS,
+            Status.O_FORFEITS,
+        ):
+            raise ValueError(f"status {self.status} contradicts the board")
+
+    @property
+    def winner(self) -> Mark | None:
+        return self.status.winner
+
+    @property
+    def winning_line(self) -> int | None:
+        return self.board.winning_line
+
+    def play(self, row: int, col: int, *, mark: Mark | None = None) -> GameState:
+        cell_index(row, col)
+        if self.status.is_over:
+            raise GameOver()
+        board = self.board.play(row, col, mark=mark)
+        return GameState(board, board.status)
+
+    def forfeit(self, mark: Mark) -> GameState:
+        """The opponent wins at once; allowed only on `mark`'s own turn."""
+        if self.status.is_over:
+            raise GameOver("The game is over: there is nothing left to forfeit.")
+        if mark != self.board.next_mark:
+            raise NotYourTurn("You can only forfeit on your own turn.")
+        status = Status.X_FORFEITS if mark is Mark.X else Status.O_FORFEITS
+        return GameState(self.board, status)

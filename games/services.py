@@ -1,0 +1,310 @@
+"""Every write to a game happens here, one transaction per action.
+
+Each action locks the game row (`select_for_update`; on SQLite the IMMEDIATE
+transaction serialises writers instead), lets `games.rules` decide, writes the
+Move and the Game together, and sends its events only after commit. A rejected
+action raises a `rules.Rejected` subclass and leaves the stored game untouched.
+"""
+
+import secrets
+from collections.abc import Callable
+from functools import partial
+from typing import Literal
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.db import IntegrityError, transaction
+from django.db.models import Case, F, PositiveIntegerField, Q, When
+from django.utils import timezone
+
+from . import events, rules
+from .models import Game, GameStatus, Move, Series
+
+Side = Literal["x", "o", "random"]
+SIDES: tuple[Side, ...] = ("x", "o", "random")
+
+
+class GameNotFound(rules.Rejected):
+    message = "There is no such game."
+
+
+class NotAPlayer(rules.Rejected):
+    message = "You are not a player in this game."
+
+
+class UnknownOpponent(rules.Rejected):
+    message = "There is no player with that username."
+
+
+class InvalidSide(rules.Rejected):
+    message = "Choose a side: x, o or random."
+
+
+class StaleMove(rules.Rejected):
+    message = "The board changed since you saw it. Here is the current board."
+
+
+class GameNotStarted(rules.Rejected):
+    message = "The game has not started yet: it is waiting for an opponent to join."
+
+
+class GameFull(rules.Rejected):
+    message = "This game already has two players."
+
+
+class AlreadyInGame(rules.Rejected):
+    message = "You are already a player in this game."
+
+
+class GameNotFinished(rules.Rejected):
+    message = "A rematch can only start once the game is over."
+
+
+class TooManyOpenGames(rules.Rejected):
+    message = "You already have the maximum number of open games waiting for players."
+
+
+class Conflict(rules.Rejected):
+    message = "The game changed while your action was being saved. Please try again."
+
+
+def _locked_game(game_id: int) -> Game:
+    try:
+        return Game.objects.select_for_update(of=("self",)).get(pk=game_id)
+    except (Game.DoesNotExist, ValueError, TypeError, OverflowError):
+        raise GameNotFound() from None
+
+
+def _after_commit(signal, **payload) -> None:
+    send: Callable[[], object] = partial(signal.send, sender=Game, **payload)
+    transaction.on_commit(send)
+
+
+def _atomic_action(action):
+    """Run `action` in one transaction; a constraint violation becomes a Conflict."""
+    try:
+        with transaction.atomic():
+            return action()
+    except IntegrityError as exc:
+        raise Conflict() from exc
+
+
+def _series_for(player_1, player_2) -> Series:
+    low, high = sorted((player_1, player_2), key=lambda user: user.pk)
+    series, _ = Series.objects.get_or_create(player_a=low, player_b=high)
+    return series
+
+
+def _score(game: Game, winner: rules.Mark | None) -> None:
+    """Count a finished game in its series: one UPDATE in the same transaction."""
+    series = Series.objects.filter(pk=game.series_id)
+    if winner is None:
+        series.update(draws=F("draws") + 1)
+        return
+    winner_id = game.player_x_id if winner is rules.Mark.X else game.player_o_id
+    won_by_a = Q(player_a_id=winner_id)
+    count = PositiveIntegerField()
+    series.update(
+        a_wins=Case(
+            When(won_by_a, then=F("a_wins") + 1),
+            default=F("a_wins"),
+            output_field=count,
+        ),
+        b_wins=Case(
+            When(won_by_a, then=F("b_wins")),
+            default=F("b_wins") + 1,
+            output_field=count,
+        ),
+    )
+
+
+def _save(game: Game, state: rules.GameState) -> None:
+    game.board = state.board.cells
+    game.move_count = state.board.move_count
+    game.status = state.status.value
+    game.winning_line = (
+        state.winning_line
+        if state.status in (rules.Status.X_WON, rules.Status.O_WON)
+        else None
+    )
+    if state.status.is_over:
+        game.finished_at = timezone.now()
+    game.version += 1
+    game.save(
+        update_fields=[
+            "board",
+            "move_count",
+            "status",
+            "winning_line",
+            "finished_at",
+            "version",
+            "move_order",
+            "updated_at",
+        ]
+    )
+    if state.status.is_over:
+        winner = state.winner
+        _score(game, winner)
+        _after_commit(
+            events.game_ended,
+            game=game,
+            status=game.status,
+            winner=winner.value if winner else None,
+        )
+
+
+def create_game(*, creator, opponent=None, side: Side = "x", rematch_of=None) -> Game:
+    """A new game. `opponent` None opens it to anyone; `creator` again is self-play."""
+    if side not in SIDES:
+        raise InvalidSide()
+    if side == "random":
+        side = secrets.choice(("x", "o"))
+
+    def action() -> Game:
+        if opponent is None:
+            # Lock the creator's row so that concurrent creates count correctly.
+            get_user_model().objects.select_for_update().filter(pk=creator.pk).first()
+            open_games = Game.objects.filter(
+                Q(player_x=creator) | Q(player_o=creator), status=GameStatus.WAITING
+            )
+            if open_games.count() >= settings.GAMES_MAX_OPEN_PER_USER:
+                raise TooManyOpenGames(
+                    f"You already have {settings.GAMES_MAX_OPEN_PER_USER} open games "
+                    "waiting for players. Wait for someone to join, or cancel one."
+                )
+        x, o = (creator, opponent) if side == "x" else (opponent, creator)
+        game = Game.objects.create(
+            player_x=x,
+            player_o=o,
+            series=None if opponent is None else _series_for(x, o),
+            status=GameStatus.WAITING if opponent is None else GameStatus.IN_PROGRESS,
+            rematch_of=rematch_of,
+        )
+        _after_commit(events.game_created, game=game, player_x=x, player_o=o)
+        return game
+
+    return _atomic_action(action)
+
+
+def join_game(*, game_id: int, user) -> Game:
+    """Take the free side of an open game."""
+
+    def action() -> Game:
+        game = _locked_game(game_id)
+        if game.is_player(user):
+            raise AlreadyInGame(
+                "You created this game: share its address with an opponent."
+                if game.is_waiting
+                else None
+            )
+        if not game.is_waiting:
+            raise GameFull()
+        mark = rules.Mark.O if game.player_o_id is None else rules.Mark.X
+        setattr(game, f"player_{mark.lower()}", user)
+        game.status = GameStatus.IN_PROGRESS
+        game.series = _series_for(game.player_x, game.player_o)
+        game.version += 1
+        game.save(
+            update_fields=[
+                "player_x",
+                "player_o",
+                "status",
+                "series",
+                "version",
+                "updated_at",
+            ]
+        )
+        _after_commit(events.game_joined, game=game, player=user, mark=mark.value)
+        return game
+
+    return _atomic_action(action)
+
+
+def play_move(
+    *, game_id: int, user, row: int, col: int, ply: int | None = None
+) -> Game:
+    """`user` puts their mark on (row, col). `ply` is the move count they saw:
+    a stale or double-submitted move is rejected instead of landing on a board
+    the player did not see."""
+
+    def action() -> Game:
+        rules.cell_index(row, col)
+        game = _locked_game(game_id)
+        marks = game.marks_for(user)
+        if not marks:
+            raise NotAPlayer()
+        if game.is_waiting:
+            raise GameNotStarted()
+        if game.is_finished:
+            raise rules.GameOver()
+        if ply is not None and ply != game.move_count:
+            raise StaleMove()
+        mark = game.state.board.next_mark
+        if mark not in marks:
+            raise rules.NotYourTurn()
+        state = game.state.play(row, col, mark=mark)
+        game.move_order += str(rules.cell_index(row, col))
+        move = Move.objects.create(
+            game=game,
+            sequence_number=game.move_count + 1,
+            row=row,
+            col=col,
+            player=mark.value,
+        )
+        _after_commit(
+            events.move_made,
+            game=game,
+            move=move,
+            player=user,
+            mark=mark.value,
+            row=row,
+            col=col,
+        )
+        _save(game, state)
+        return game
+
+    return _atomic_action(action)
+
+
+def forfeit(*, game_id: int, user) -> Game:
+    """Give up on your own turn: the opponent wins at once."""
+
+    def action() -> Game:
+        game = _locked_game(game_id)
+        marks = game.marks_for(user)
+        if not marks:
+            raise NotAPlayer()
+        if game.is_waiting:
+            raise GameNotStarted()
+        next_mark = game.state.board.next_mark
+        mark = next_mark if next_mark in marks else marks[0]
+        _save(game, game.state.forfeit(mark))
+        return game
+
+    return _atomic_action(action)
+
+
+def rematch(*, game_id: int, user) -> Game:
+    """A fresh game between the same players, sides swapped.
+
+    Idempotent: when both players ask (or one double-clicks), they all land in the
+    one rematch game.
+    """
+
+    def action() -> Game:
+        game = _locked_game(game_id)
+        if not game.is_player(user):
+            raise NotAPlayer()
+        if not game.is_finished:
+            raise GameNotFinished()
+        existing = Game.objects.filter(rematch_of=game).first()
+        if existing is not None:
+            return existing
+        return create_game(
+            creator=game.player_o,
+            opponent=game.player_x,
+            side="x",
+            rematch_of=game,
+        )
+
+    return _atomic_action(action)

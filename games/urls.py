@@ -1,0 +1,22 @@
+from django.contrib.auth import views as auth_views
+from django.urls import path
+
+from . import views
+
+urlpatterns = [
+    path("", views.lobby, name="lobby"),
+    path("accounts/signup/", views.signup, name="signup"),
+    path(
+        "accounts/login/",
+        auth_views.LoginView.as_view(redirect_authenticated_user=True),
+        name="login",
+    ),
+    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("games/new/", views.new_game, name="new_game"),
+    path("games/<int:game_id>/", views.game_detail, name="game_detail"),
+    path("games/<int:game_id>/state.json", views.game_state, name="game_state"),
+    path("games/<int:game_id>/move/", views.make_move, name="make_move"),
+    path("games/<int:game_id>/join/", views.join_game, name="join_game"),
+    path("games/<int:game_id>/forfeit/", views.forfeit_game, name="forfeit_game"),
+    path("games/<int:game_id>/rematch/", views.rematch, name="rematch"),
+]

@@ -1,0 +1,251 @@
+"""Thin views: parse the request, call one service, then redirect or re-render.
+
+A rejected action re-renders the page with the reason and the status code the
+README documents; it never changes a stored game (the services guarantee that).
+"""
+
+from django.contrib import messages
+from django.contrib.auth import login
+from django.contrib.auth.decorators import login_required
+from django.db.models import Case, IntegerField, Q, Value, When
+from django.http import Http404, JsonResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils.http import url_has_allowed_host_and_scheme
+
+from . import presentation, rules, services
+from .forms import MoveForm, NewGameForm, SignupForm
+from .http import get_only, get_or_post, post_only
+from .models import FINISHED_STATUSES, Game, GameStatus
+
+LOBBY_PAGE_SIZE = 20
+
+REJECTION_STATUS = {
+    rules.OutsideBoard: 400,
+    services.UnknownOpponent: 400,
+    services.InvalidSide: 400,
+    services.NotAPlayer: 403,
+    rules.NotYourTurn: 403,
+    services.GameNotFound: 404,
+    services.TooManyOpenGames: 429,
+}
+
+
+def status_for(exc: rules.Rejected) -> int:
+    """400 bad input, 403 not allowed, 404 no game, 429 limit; otherwise 409."""
+    for cls in type(exc).__mro__:
+        if cls in REJECTION_STATUS:
+            return REJECTION_STATUS[cls]
+    return 409
+
+
+def _game_or_404(game_id: int) -> Game:
+    try:
+        return Game.objects.select_related("player_x", "player_o", "series").get(
+            pk=game_id
+        )
+    except Game.DoesNotExist:
+        raise Http404(services.GameNotFound.message) from None
+
+
+def game_context(game: Game, viewer) -> dict:
+    can_move = game.is_turn_of(viewer)
+    return {
+        "game": game,
+        "rows": presentation.cells(game),
+        "moves": presentation.move_lines(game),
+        "turn_text": presentation.turn_text(game, viewer),
+        "series_text": presentation.series_text(game),
+        "can_move": can_move,
+        "can_forfeit": can_move,
+        "can_join": game.is_waiting and not game.is_player(viewer),
+        "can_rematch": game.is_finished and game.is_player(viewer),
+        "viewer_marks": game.marks_for(viewer),
+    }
+
+
+def _render_game(request, game: Game, *, error: str | None = None, status: int = 200):
+    context = game_context(game, request.user) | {"error": error}
+    return render(request, "games/game_detail.html", context, status=status)
+
+
+def _rejected(request, game_id: int, message: str, status: int):
+    """Re-render the game page (as it is now) with the reason for the refusal."""
+    if status == 404:
+        raise Http404(message)
+    return _render_game(request, _game_or_404(game_id), error=message, status=status)
+
+
+def _first_error(form) -> str:
+    return next(iter(form.errors.values()))[0]
+
+
+@get_only
+@login_required
+def lobby(request):
+    return _render_lobby(request, NewGameForm())
+
+
+def _render_lobby(request, form: NewGameForm, status: int = 200):
+    user = request.user
+    mine = Q(player_x=user) | Q(player_o=user)
+    players = ("player_x", "player_o")
+    my_turn = Case(
+        When(
+            Q(status=GameStatus.IN_PROGRESS)
+            & (
+                Q(player_x=user, move_count__in=[0, 2, 4, 6, 8])
+                | Q(player_o=user, move_count__in=[1, 3, 5, 7])
+            ),
+            then=Value(1),
+        ),
+        default=Value(0),
+        output_field=IntegerField(),
+    )
+    active = list(
+        Game.objects.filter(
+            mine, status__in=[GameStatus.IN_PROGRESS, GameStatus.WAITING]
+        )
+        .select_related(*players)
+        .annotate(my_turn=my_turn)
+        .order_by("-my_turn", "-updated_at", "-id")[:LOBBY_PAGE_SIZE]
+    )
+    open_games = list(
+        Game.objects.filter(status=GameStatus.WAITING)
+        .exclude(mine)
+        .select_related(*players)
+        .order_by("-created_at", "-id")[:LOBBY_PAGE_SIZE]
+    )
+    page = _page_number(request)
+    start = (page - 1) * LOBBY_PAGE_SIZE
+    finished = list(
+        Game.objects.filter(mine, status__in=FINISHED_STATUSES)
+        .select_related(*players)
+        .order_by("-updated_at", "-id")[start : start + LOBBY_PAGE_SIZE + 1]
+    )
+    context = {
+        "form": form,
+        "active": active,
+        "open_games": open_games,
+        "finished": [
+            (game, presentation.result_text(game, user))
+            for game in finished[:LOBBY_PAGE_SIZE]
+        ],
+        "page": page,
+        "has_next": len(finished) > LOBBY_PAGE_SIZE,
+    }
+    return render(request, "games/lobby.html", context, status=status)
+
+
+def _page_number(request) -> int:
+    value = request.GET.get("page", "1")
+    return (
+        int(value)
+        if value.isascii() and value.isdigit() and 0 < int(value) < 10_000
+        else 1
+    )
+
+
+@post_only
+@login_required
+def new_game(request):
+    form = NewGameForm(request.POST)
+    if not form.is_valid():
+        return _render_lobby(request, form, status=400)
+    try:
+        game = services.create_game(
+            creator=request.user,
+            opponent=form.cleaned_data["opponent"],
+            side=form.cleaned_data["side"],
+        )
+    except rules.Rejected as exc:
+        form.add_error(None, exc.message)
+        return _render_lobby(request, form, status=status_for(exc))
+    return redirect(game)
+
+
+@get_only
+@login_required
+def game_detail(request, game_id: int):
+    return _render_game(request, _game_or_404(game_id))
+
+
+@get_only
+@login_required
+def game_state(request, game_id: int):
+    try:
+        game = _game_or_404(game_id)
+    except Http404 as exc:
+        return JsonResponse({"error": str(exc)}, status=404)
+    return JsonResponse(presentation.snapshot(game))
+
+
+@post_only
+@login_required
+def make_move(request, game_id: int):
+    form = MoveForm(request.POST)
+    if not form.is_valid():
+        return _rejected(request, game_id, _first_error(form), 400)
+    try:
+        services.play_move(game_id=game_id, user=request.user, **form.cleaned_data)
+    except rules.Rejected as exc:
+        return _rejected(request, game_id, exc.message, status_for(exc))
+    return redirect("game_detail", game_id)
+
+
+@post_only
+@login_required
+def join_game(request, game_id: int):
+    try:
+        game = services.join_game(game_id=game_id, user=request.user)
+    except rules.Rejected as exc:
+        return _rejected(request, game_id, exc.message, status_for(exc))
+    messages.success(request, "You joined the game.")
+    return redirect(game)
+
+
+@post_only
+@login_required
+def forfeit_game(request, game_id: int):
+    try:
+        services.forfeit(game_id=game_id, user=request.user)
+    except rules.Rejected as exc:
+        return _rejected(request, game_id, exc.message, status_for(exc))
+    return redirect("game_detail", game_id)
+
+
+@post_only
+@login_required
+def rematch(request, game_id: int):
+    try:
+        game = services.rematch(game_id=game_id, user=request.user)
+    except rules.Rejected as exc:
+        return _rejected(request, game_id, exc.message, status_for(exc))
+    return redirect(game)
+
+
+@get_or_post
+def signup(request):
+    next_url = request.POST.get("next") or request.GET.get("next") or ""
+    if not url_has_allowed_host_and_scheme(
+        next_url, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    ):
+        next_url = ""
+    if request.user.is_authenticated:
+        return redirect(next_url or "lobby")
+    form = SignupForm(request.POST or None)
+    if request.method == "POST":
+        if form.is_valid():
+            user = form.save()
+            login(request, user, backend="django.contrib.auth.backends.ModelBackend")
+            messages.success(request, f"Welcome, {user.get_username()}!")
+            return redirect(next_url or reverse("lobby"))
+        status = 400
+    else:
+        status = 200
+    return render(
+        request,
+        "registration/signup.html",
+        {"form": form, "next": next_url},
+        status=status,
+    )

@@ -1,0 +1,15 @@
+"""Test settings: the project's settings with fast password hashing."""
+
+import os
+
+os.environ.setdefault("DJANGO_DEBUG", "0")
+os.environ.setdefault("DJANGO_SECRET_KEY", "tests-only-secret-key-not-for-production")
+
+from tictactoe_site.settings import *  # noqa: E402, F403
+
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+STORAGES = {
+    **STORAGES,  # noqa: F405
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+}
+LOGGING["loggers"]["games"]["level"] = "INFO"  # noqa: F405

@@ -1,0 +1,395 @@
+"""games.services: every action, every rejection, and the events."""
+
+import logging
+
+import pytest
+from django.test import override_settings
+
+from games import events, rules, services
+from games.models import Game, Move, Series
+
+from .conftest import snapshot_tables
+
+
+@pytest.fixture
+def received():
+    """Every event sent while the test runs, as (signal name, kwargs)."""
+    log = []
+    signals = {
+        "game_created": events.game_created,
+        "game_joined": events.game_joined,
+        "move_made": events.move_made,
+        "game_ended": events.game_ended,
+    }
+    receivers = {}
+    for name, signal in signals.items():
+
+        def receiver(sender, _name=name, **kwargs):
+            kwargs.pop("signal")
+            log.append((_name, {"sender": sender} | kwargs))
+
+        receivers[name] = receiver
+        signal.connect(receiver, weak=False)
+    yield log
+    for name, signal in signals.items():
+        signal.disconnect(receivers[name])
+
+
+def assert_rejected(exc_type, action, message=None):
+    before = snapshot_tables()
+    with pytest.raises(exc_type) as excinfo:
+        action()
+    assert snapshot_tables() == before
+    if message is not None:
+        assert excinfo.value.message == message
+    return excinfo.value
+
+
+# -- create ---------------------------------------------------------------
+
+
+def test_create_against_a_named_opponent(alice, bob):
+    game = services.create_game(creator=alice, opponent=bob, side="o")
+    assert (game.player_x, game.player_o) == (bob, alice)
+    assert game.status == "in_progress"
+    assert game.board == "---------"
+    assert game.series is not None
+
+
+def test_create_open_game_waits_for_an_opponent(alice):
+    game = services.create_game(creator=alice, opponent=None, side="x")
+    assert (game.player_x, game.player_o) == (alice, None)
+    assert game.status == "waiting"
+    assert game.series is None
+
+
+def test_create_random_side_picks_one(alice, bob):
+    sides = {
+        services.create_game(creator=alice, opponent=bob, side="random").player_x
+        for _ in range(40)
+    }
+    assert sides == {alice, bob}
+
+
+def test_create_rejects_an_unknown_side(alice, bob):
+    assert_rejected(
+        services.InvalidSide,
+        lambda: services.create_game(creator=alice, opponent=bob, side="z"),
+        "Choose a side: x, o or random.",
+    )
+
+
+@override_settings(GAMES_MAX_OPEN_PER_USER=2)
+def test_open_games_per_user_are_limited(alice, bob):
+    services.create_game(creator=alice)
+    services.create_game(creator=alice, side="o")
+    error = assert_rejected(
+        services.TooManyOpenGames, lambda: services.create_game(creator=alice)
+    )
+    assert "2 open games" in error.message
+    # Other users and games against a named opponent are not limited.
+    services.create_game(creator=bob)
+    services.create_game(creator=alice, opponent=bob)
+
+
+# -- join -----------------------------------------------------------------
+
+
+def test_join_takes_the_free_side(alice, bob):
+    open_game = services.create_game(creator=alice, side="o")
+    game = services.join_game(game_id=open_game.pk, user=bob)
+    assert (game.player_x, game.player_o) == (bob, alice)
+    assert game.status == "in_progress"
+    assert game.version == open_game.version + 1
+    assert Game.objects.get(pk=game.pk).series_id is not None
+
+
+def test_join_rejections(alice, bob, carol, game):
+    open_game = services.create_game(creator=alice)
+    assert_rejected(
+        services.AlreadyInGame,
+        lambda: services.join_game(game_id=open_game.pk, user=alice),
+        "You created this game: share its address with an opponent.",
+    )
+    assert_rejected(
+        services.GameFull,
+        lambda: services.join_game(game_id=game.pk, user=carol),
+        "This game already has two players.",
+    )
+    assert_rejected(
+        services.AlreadyInGame, lambda: services.join_game(game_id=game.pk, user=bob)
+    )
+    assert_rejected(
+        services.GameNotFound, lambda: services.join_game(game_id=10**6, user=bob)
+    )
+
+
+# -- moves ----------------------------------------------------------------
+
+
+def test_a_move_writes_the_move_and_the_game_together(game, alice):
+    game = services.play_move(game_id=game.pk, user=alice, row=1, col=2, ply=0)
+    stored = Game.objects.get(pk=game.pk)
+    assert stored.board == "-----X---"
+    assert stored.move_count == 1
+    assert stored.move_order == "5"
+    assert stored.version == 2
+    move = Move.objects.get(game=game)
+    assert (move.sequence_number, move.row, move.col, move.player) == (1, 1, 2, "X")
+
+
+@pytest.mark.parametrize(("row", "col"), [(-1, 0), (3, 0), (0, 3), (0, -1), (10**9, 0)])
+def test_move_outside_the_board(game, alice, row, col):
+    assert_rejected(
+        rules.OutsideBoard,
+        lambda: services.play_move(game_id=game.pk, user=alice, row=row, col=col),
+    )
+
+
+def test_move_on_an_occupied_cell(game, alice, bob):
+    services.play_move(game_id=game.pk, user=alice, row=0, col=0)
+    assert_rejected(
+        rules.CellOccupied,
+        lambda: services.play_move(game_id=game.pk, user=bob, row=0, col=0),
+        "That cell is already taken.",
+    )
+
+
+def test_move_out_of_turn(game, bob):
+    assert_rejected(
+        rules.NotYourTurn,
+        lambda: services.play_move(game_id=game.pk, user=bob, row=0, col=0),
+        "It is not your turn.",
+    )
+
+
+def test_move_by_someone_not_in_the_game(game, carol):
+    assert_rejected(
+        services.NotAPlayer,
+        lambda: services.play_move(game_id=game.pk, user=carol, row=0, col=0),
+        "You are not a player in this game.",
+    )
+
+
+def test_move_after_the_game_is_over(game, play, bob):
+    won = play(game, (0, 0), (1, 0), (0, 1), (1, 1), (0, 2))
+    assert won.status == "x_won"
+    assert_rejected(
+        rules.GameOver,
+        lambda: services.play_move(game_id=game.pk, user=bob, row=2, col=2),
+    )
+
+
+def test_move_in_a_game_waiting_for_an_opponent(alice):
+    open_game = services.create_game(creator=alice)
+    assert_rejected(
+        services.GameNotStarted,
+        lambda: services.play_move(game_id=open_game.pk, user=alice, row=0, col=0),
+    )
+
+
+def test_stale_ply_is_rejected(game, alice, bob):
+    services.play_move(game_id=game.pk, user=alice, row=0, col=0, ply=0)
+    assert_rejected(
+        services.StaleMove,
+        lambda: services.play_move(game_id=game.pk, user=bob, row=1, col=1, ply=0),
+    )
+    # The same double-submitted move by alice is stale too, not "not your turn".
+    assert_rejected(
+        services.StaleMove,
+        lambda: services.play_move(game_id=game.pk, user=alice, row=0, col=1, ply=0),
+    )
+    services.play_move(game_id=game.pk, user=bob, row=1, col=1, ply=1)
+
+
+def test_move_in_a_missing_game(alice):
+    assert_rejected(
+        services.GameNotFound,
+        lambda: services.play_move(game_id=987654, user=alice, row=0, col=0),
+    )
+
+
+def test_win_draw_and_ninth_move_win(game, play, alice, bob):
+    won = play(game, (0, 0), (1, 0), (0, 1), (1, 1), (0, 2))
+    assert (won.status, won.winning_line, won.winner_mark) == ("x_won", 0, "X")
+    assert won.finished_at is not None
+
+    draw_game = services.create_game(creator=alice, opponent=bob)
+    draw = play(
+        draw_game,
+        (0, 0), (0, 1), (0, 2), (1, 1), (1, 0), (1, 2), (2, 1), (2, 0), (2, 2),
+    )  # fmt: skip
+    assert (draw.status, draw.winning_line, draw.board) == ("draw", None, "XOXXOOOXX")
+
+    ninth = play(
+        services.create_game(creator=alice, opponent=bob),
+        (1, 2), (2, 0), (2, 1), (1, 1), (1, 0), (0, 0), (2, 2), (0, 1), (0, 2),
+    )  # fmt: skip
+    assert (ninth.status, ninth.move_count) == ("x_won", 9)
+
+
+def test_self_play_moves_both_sides(alice):
+    game = services.create_game(creator=alice, opponent=alice)
+    services.play_move(game_id=game.pk, user=alice, row=0, col=0)
+    game = services.play_move(game_id=game.pk, user=alice, row=1, col=1)
+    assert game.board == "X---O----"
+
+
+# -- forfeit --------------------------------------------------------------
+
+
+def test_forfeit_on_your_turn(game, alice, bob):
+    ended = services.forfeit(game_id=game.pk, user=alice)
+    assert ended.status == "x_forfeits"
+    assert ended.winner_mark == "O"
+    assert ended.finished_at is not None
+
+    second = services.create_game(creator=alice, opponent=bob)
+    services.play_move(game_id=second.pk, user=alice, row=0, col=0)
+    assert services.forfeit(game_id=second.pk, user=bob).status == "o_forfeits"
+
+
+def test_forfeit_rejections(game, alice, bob, carol):
+    assert_rejected(
+        rules.NotYourTurn,
+        lambda: services.forfeit(game_id=game.pk, user=bob),
+        "You can only forfeit on your own turn.",
+    )
+    assert_rejected(
+        services.NotAPlayer, lambda: services.forfeit(game_id=game.pk, user=carol)
+    )
+    services.forfeit(game_id=game.pk, user=alice)
+    assert_rejected(rules.GameOver, lambda: services.forfeit(game_id=game.pk, user=bob))
+    open_game = services.create_game(creator=carol)
+    assert_rejected(
+        services.GameNotStarted,
+        lambda: services.forfeit(game_id=open_game.pk, user=carol),
+    )
+
+
+# -- rematch and series ---------------------------------------------------
+
+
+def test_rematch_swaps_sides_and_keeps_history(game, alice, bob):
+    services.forfeit(game_id=game.pk, user=alice)
+    again = services.rematch(game_id=game.pk, user=bob)
+    assert again.pk != game.pk
+    assert (again.player_x, again.player_o) == (bob, alice)
+    assert again.rematch_of_id == game.pk
+    assert again.status == "in_progress"
+    # Both players asking (or a double click) land in the same rematch.
+    assert services.rematch(game_id=game.pk, user=alice).pk == again.pk
+    assert Game.objects.count() == 2
+
+
+def test_rematch_rejections(game, carol, alice):
+    assert_rejected(
+        services.GameNotFinished,
+        lambda: services.rematch(game_id=game.pk, user=alice),
+    )
+    services.forfeit(game_id=game.pk, user=alice)
+    assert_rejected(
+        services.NotAPlayer, lambda: services.rematch(game_id=game.pk, user=carol)
+    )
+
+
+def test_series_counts_wins_draws_and_forfeits(alice, bob, play):
+    first = services.create_game(creator=alice, opponent=bob)
+    play(first, (0, 0), (1, 0), (0, 1), (1, 1), (0, 2))  # alice (X) wins
+    second = services.rematch(game_id=first.pk, user=bob)  # bob is X
+    services.forfeit(game_id=second.pk, user=bob)  # alice wins by forfeit
+    third = services.rematch(game_id=second.pk, user=alice)  # alice is X
+    play(third, (0, 0), (0, 1), (0, 2), (1, 1), (1, 0), (1, 2), (2, 1), (2, 0), (2, 2))
+    series = Series.objects.get()
+    assert series.wins_of(alice.pk) == 2
+    assert series.wins_of(bob.pk) == 0
+    assert series.draws == 1
+    third.refresh_from_db()
+    assert third.series_score == (2, 0, 1)  # from X's (alice's) side
+
+
+# -- events ---------------------------------------------------------------
+
+
+def test_events_fire_once_after_commit_with_payload(
+    alice, bob, received, django_capture_on_commit_callbacks, caplog
+):
+    caplog.set_level(logging.INFO, logger="games.events")
+    with django_capture_on_commit_callbacks(execute=False) as pending:
+        game = services.create_game(creator=alice, opponent=bob)
+    assert received == []  # nothing is sent before the commit
+    for callback in pending:
+        callback()
+    assert received == [
+        (
+            "game_created",
+            {"sender": Game, "game": game, "player_x": alice, "player_o": bob},
+        )
+    ]
+
+    received.clear()
+    moves = [(0, 0, alice), (1, 0, bob), (0, 1, alice), (1, 1, bob), (0, 2, alice)]
+    for row, col, user in moves:
+        with django_capture_on_commit_callbacks(execute=True):
+            services.play_move(game_id=game.pk, user=user, row=row, col=col)
+    names = [name for name, _ in received]
+    assert names == ["move_made"] * 5 + ["game_ended"]
+    last_move = received[4][1]
+    assert (
+        last_move["player"],
+        last_move["mark"],
+        last_move["row"],
+        last_move["col"],
+    ) == (
+        alice,
+        "X",
+        0,
+        2,
+    )
+    assert last_move["move"].sequence_number == 5
+    ended = received[5][1]
+    assert (ended["status"], ended["winner"]) == ("x_won", "X")
+    assert "event=game_ended game=%s status=x_won winner=X" % game.pk in caplog.messages
+    assert f"event=move_made game={game.pk} seq=5 player=alice mark=X row=0 col=2" in (
+        caplog.messages
+    )
+
+
+def test_draw_event_has_no_winner(
+    game, play, received, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=True):
+        play(
+            game, (0, 0), (0, 1), (0, 2), (1, 1), (1, 0), (1, 2), (2, 1), (2, 0), (2, 2)
+        )
+    assert received[-1][0] == "game_ended"
+    assert (received[-1][1]["status"], received[-1][1]["winner"]) == ("draw", None)
+
+
+def test_rejected_action_sends_no_event(
+    game, bob, received, django_capture_on_commit_callbacks
+):
+    with (
+        django_capture_on_commit_callbacks(execute=True) as callbacks,
+        pytest.raises(rules.NotYourTurn),
+    ):
+        services.play_move(game_id=game.pk, user=bob, row=0, col=0)
+    assert callbacks == []
+    assert received == []
+
+
+def test_join_and_forfeit_events(
+    alice, bob, received, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=True):
+        open_game = services.create_game(creator=alice)
+        services.join_game(game_id=open_game.pk, user=bob)
+        services.forfeit(game_id=open_game.pk, user=alice)
+    assert [name for name, _ in received] == [
+        "game_created",
+        "game_joined",
+        "game_ended",
+    ]
+    assert received[0][1]["player_o"] is None
+    assert (received[1][1]["player"], received[1][1]["mark"]) == (bob, "O")
+    assert (received[2][1]["status"], received[2][1]["winner"]) == ("x_forfeits", "O")
