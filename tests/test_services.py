@@ -349,7 +349,7 @@ def test_events_fire_once_after_commit_with_payload(
     assert last_move["move"].sequence_number == 5
     ended = received[5][1]
     assert (ended["status"], ended["winner"]) == ("x_won", "X")
-    assert "event=game_ended game=%s status=x_won winner=X" % game.pk in caplog.messages
+    assert f"event=game_ended game={game.pk} status=x_won winner=X" in caplog.messages
     assert f"event=move_made game={game.pk} seq=5 player=alice mark=X row=0 col=2" in (
         caplog.messages
     )

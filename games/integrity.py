@@ -1,0 +1,74 @@
+"""Invariant checks over stored games: what `manage.py check_games` reports.
+
+Independent of the constraints on purpose: it replays every game's Move rows
+through games.rules and compares the result with the denormalised Game row.
+"""
+
+from collections.abc import Iterator
+
+from . import rules
+from .models import FINISHED_STATUSES, Game, GameStatus
+
+
+def game_violations(game: Game, moves: list[tuple[int, int, int, str]]) -> list[str]:
+    """What is wrong with one game, given its moves as (sequence, row, col, player)."""
+    problems = []
+    numbers = [sequence for sequence, _, _, _ in moves]
+    if numbers != list(range(1, len(moves) + 1)):
+        problems.append(f"move sequence numbers are {numbers}, not 1..{len(moves)}")
+    try:
+        state = rules.GameState()
+        for sequence, row, col, player in moves:
+            if player != state.board.next_mark:
+                problems.append(f"move {sequence} is by {player} out of turn")
+                break
+            state = state.play(row, col)
+    except rules.Rejected as exc:
+        problems.append(f"moves do not replay: {exc.message}")
+        return problems
+    board = state.board
+    if game.board != board.cells:
+        problems.append(f"board {game.board!r} but the moves give {board.cells!r}")
+    if game.move_count != len(moves):
+        problems.append(f"move_count {game.move_count} but {len(moves)} moves stored")
+    order = "".join(str(rules.cell_index(row, col)) for _, row, col, _ in moves)
+    if game.move_order != order:
+        problems.append(f"move_order {game.move_order!r} but the moves give {order!r}")
+    problems.extend(_status_violations(game, board))
+    return problems
+
+
+def _status_violations(game: Game, board: rules.Board) -> list[str]:
+    outcome = board.status
+    status = game.status
+    if status == GameStatus.WAITING:
+        if board.move_count or (game.player_x_id is None) == (game.player_o_id is None):
+            return ["a waiting game must have one player and no moves"]
+        return []
+    if None in (game.player_x_id, game.player_o_id):
+        return [f"status {status} but a player is missing"]
+    if status in (GameStatus.X_FORFEITS, GameStatus.O_FORFEITS):
+        if outcome.is_over:
+            return [f"status {status} but the board says {outcome}"]
+        return []
+    if status != outcome:
+        return [f"status {status} but the board says {outcome}"]
+    if game.winning_line != board.winning_line:
+        return [
+            f"winning_line {game.winning_line} but the board has {board.winning_line}"
+        ]
+    if (status in FINISHED_STATUSES) != (game.finished_at is not None):
+        return ["finished_at does not match the status"]
+    return []
+
+
+def all_violations(chunk_size: int = 2000) -> Iterator[tuple[int, str]]:
+    """(game id, problem) for every stored game, read in chunks."""
+    games = Game.objects.order_by("pk").prefetch_related("moves")
+    for game in games.iterator(chunk_size=chunk_size):
+        moves = sorted(
+            (move.sequence_number, move.row, move.col, move.player)
+            for move in game.moves.all()
+        )
+        for problem in game_violations(game, moves):
+            yield game.pk, problem

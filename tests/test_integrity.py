@@ -1,0 +1,41 @@
+"""`manage.py check_games`: replays stored games and reports broken invariants."""
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from games import services
+from games.models import Game, Move
+
+
+@pytest.fixture
+def some_games(game, play, alice, bob, carol):
+    play(game, (0, 0), (1, 0), (0, 1), (1, 1), (0, 2))
+    services.create_game(creator=carol)
+    solo = services.create_game(creator=carol, opponent=carol)
+    play(solo, (1, 1))
+    services.forfeit(
+        game_id=services.create_game(creator=bob, opponent=alice).pk, user=bob
+    )
+    return game
+
+
+def test_consistent_games_pass(some_games, capsys):
+    call_command("check_games")
+    assert "4 game(s) checked: all consistent." in capsys.readouterr().out
+
+
+def test_a_missing_move_is_reported(some_games, capsys):
+    Move.objects.filter(game=some_games, sequence_number=3).delete()
+    with pytest.raises(CommandError, match=r"problem\(s\) found in 4 game\(s\)"):
+        call_command("check_games")
+    out = capsys.readouterr().out
+    assert f"game {some_games.pk}: move sequence numbers are [1, 2, 4, 5]" in out
+
+
+def test_a_board_that_disagrees_with_its_moves_is_reported(some_games, capsys):
+    # A legal-looking row (passes the constraints) that its moves do not produce.
+    Game.objects.filter(pk=some_games.pk).update(board="XXX-OO---", move_order="01245")
+    with pytest.raises(CommandError):
+        call_command("check_games")
+    out = capsys.readouterr().out
+    assert "board 'XXX-OO---' but the moves give 'XXXOO----'" in out
