@@ -125,7 +125,7 @@ def _render_lobby(request, form: NewGameForm, status: int = 200):
     )
     context = {
         "form": form,
-        "active": active,
+        "active": [(game, presentation.turn_text(game, user)) for game in active],
         "open_games": open_games,
         "finished": [
             (game, presentation.result_text(game, user))

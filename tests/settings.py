@@ -13,3 +13,6 @@ STORAGES = {
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
 }
 LOGGING["loggers"]["games"]["level"] = "INFO"  # noqa: F405
+# Serve static files straight from the finders: no collectstatic before tests.
+WHITENOISE_USE_FINDERS = True
+WHITENOISE_AUTOREFRESH = True
