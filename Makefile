@@ -7,6 +7,8 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 HOST ?= 127.0.0.1
 PORT ?= 8000
+# Local development runs with debug on (and its insecure key) unless told otherwise.
+DEV := DJANGO_DEBUG=$${DJANGO_DEBUG:-1}
 
 .PHONY: help install run test lint format superuser check clean
 
@@ -48,8 +50,8 @@ $(STAMP): pyproject.toml requirements.lock | $(PY)
 install: $(STAMP)
 
 run: install
-	$(PY) manage.py migrate --noinput
-	DJANGO_DEBUG=$${DJANGO_DEBUG:-1} $(PY) manage.py runserver $(HOST):$(PORT)
+	$(DEV) $(PY) manage.py migrate --noinput
+	$(DEV) $(PY) manage.py runserver $(HOST):$(PORT)
 
 test: install
 	$(PY) -m pytest
@@ -63,12 +65,12 @@ format: install
 	$(VENV)/bin/ruff check --fix .
 
 check: install
-	$(PY) manage.py check
-	$(PY) manage.py makemigrations --check --dry-run
+	$(DEV) $(PY) manage.py check
+	$(DEV) $(PY) manage.py makemigrations --check --dry-run
 
 superuser: install
-	$(PY) manage.py migrate --noinput
-	$(PY) manage.py createsuperuser
+	$(DEV) $(PY) manage.py migrate --noinput
+	$(DEV) $(PY) manage.py createsuperuser
 
 clean:
 	rm -rf $(VENV) db.sqlite3 db.sqlite3-wal db.sqlite3-shm staticfiles
