@@ -9,6 +9,10 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 # Local development runs with debug on (and its insecure key) unless told otherwise.
 DEV := DJANGO_DEBUG=$${DJANGO_DEBUG:-1}
+# axe-core (package-lock.json) for the browser accessibility audit, installed only
+# where npm exists; without it the audit skips and says how to enable it.
+NPM := $(shell command -v npm 2>/dev/null)
+NODE_STAMP := node_modules/.installed
 
 .PHONY: help install run test lint format superuser check clean
 
@@ -49,11 +53,15 @@ $(STAMP): pyproject.toml requirements.lock | $(PY)
 
 install: $(STAMP)
 
+$(NODE_STAMP): package.json package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
 run: install
 	$(DEV) $(PY) manage.py migrate --noinput
 	$(DEV) $(PY) manage.py runserver $(HOST):$(PORT)
 
-test: install
+test: install $(if $(NPM),$(NODE_STAMP))
 	$(PY) -m pytest
 
 lint: install
@@ -73,4 +81,4 @@ superuser: install
 	$(DEV) $(PY) manage.py createsuperuser
 
 clean:
-	rm -rf $(VENV) db.sqlite3 db.sqlite3-wal db.sqlite3-shm staticfiles
+	rm -rf $(VENV) db.sqlite3 db.sqlite3-wal db.sqlite3-shm staticfiles node_modules artifacts
