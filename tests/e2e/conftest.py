@@ -1,0 +1,140 @@
+"""Browser fixtures: one headless Chromium per test session, a fresh browser
+context (its own cookie jar) for every person in a test, the real app served by
+pytest-django's `live_server`.
+
+Without Chromium the browser tests skip and say how to enable them; with
+E2E_REQUIRED=1 (set by .ci/run) they fail instead, so CI can never pass by
+quietly skipping them.
+"""
+
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from django.test import Client
+from playwright.sync_api import Browser, Page, sync_playwright
+from playwright.sync_api import Error as PlaywrightError
+
+from tests.conftest import PASSWORD
+from tests.e2e.pages import Player
+
+ROOT = Path(__file__).resolve().parents[2]
+ARTIFACTS = ROOT / "artifacts"
+AXE_SCRIPT = ROOT / "node_modules" / "axe-core" / "axe.min.js"
+CHROMIUM = os.environ.get("E2E_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+# Bounded waits: every expect()/click waits for its condition at most this long.
+TIMEOUT_MS = 10_000
+
+
+def e2e_required() -> bool:
+    return os.environ.get("E2E_REQUIRED", "").strip().lower() in {"1", "true", "yes"}
+
+
+def unavailable(reason: str, how_to_enable: str):
+    """Skip on a developer's machine; fail where the browser tests are required."""
+    if e2e_required():
+        pytest.fail(f"{reason} (E2E_REQUIRED is set, so this fails)", pytrace=False)
+    pytest.skip(f"{reason}. {how_to_enable}")
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Browser]:
+    if shutil.which(CHROMIUM) is None:
+        unavailable(
+            f"browser tests need Chromium at {CHROMIUM}",
+            "To run them: apt-get install chromium (Debian/Ubuntu), or set "
+            "E2E_CHROMIUM=/path/to/chromium",
+        )
+    # Playwright's sync API runs an event loop in this thread, and Django then
+    # refuses ORM calls from it (SynchronousOnlyOperation). The tests never
+    # await anything, so allow them while the browser is up.
+    with pytest.MonkeyPatch.context() as patch, sync_playwright() as playwright:
+        patch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+        try:
+            browser = playwright.chromium.launch(
+                executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
+            )
+        except PlaywrightError as exc:
+            unavailable(
+                f"Chromium at {CHROMIUM} did not start: {exc.message.splitlines()[0]}",
+                "Check that it runs: chromium --headless --no-sandbox --version",
+            )
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def server_url(live_server) -> str:
+    return live_server.url
+
+
+@pytest.fixture
+def open_page(browser: Browser, server_url: str) -> Iterator:
+    """open_page(**context_options) -> a Page in a new browser context (its own
+    cookie jar) whose relative URLs go to the live server."""
+    contexts = []
+
+    def open_(**options) -> Page:
+        context = browser.new_context(base_url=server_url, **options)
+        context.set_default_timeout(TIMEOUT_MS)
+        contexts.append(context)
+        return context.new_page()
+
+    yield open_
+    for context in contexts:
+        context.close()
+
+
+@pytest.fixture
+def player(open_page, server_url, django_user_model):
+    """player(username) -> a Player in a browser context of its own, with an
+    account and logged in (a session cookie from Django's test client; the forms
+    have tests of their own). account=False: the test signs up through the form;
+    logged_in=False: the test logs in through the form."""
+
+    def make(
+        username: str, *, account: bool = True, logged_in: bool = True, **options
+    ) -> Player:
+        page = open_page(**options)
+        user = None
+        if account:
+            user = django_user_model.objects.create_user(
+                username=username, password=PASSWORD
+            )
+            if logged_in:
+                client = Client()
+                client.force_login(user)
+                cookie = client.cookies[settings.SESSION_COOKIE_NAME]
+                page.context.add_cookies(
+                    [{"name": cookie.key, "value": cookie.value, "url": server_url}]
+                )
+        return Player(page, username, PASSWORD, user)
+
+    return make
+
+
+@pytest.fixture(scope="session")
+def artifacts() -> Path:
+    ARTIFACTS.mkdir(exist_ok=True)
+    return ARTIFACTS
+
+
+@pytest.fixture(scope="session")
+def axe_source() -> str:
+    if not AXE_SCRIPT.is_file():
+        unavailable(
+            f"the accessibility audit needs axe-core at {AXE_SCRIPT.relative_to(ROOT)}",
+            "To run it: install Node.js with npm, then make test (it runs npm ci)",
+        )
+    return AXE_SCRIPT.read_text()

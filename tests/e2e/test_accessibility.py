@@ -1,0 +1,113 @@
+"""axe-core audit of every kind of page, in the states people see them in.
+
+axe is evaluated through the DevTools protocol, which the page's Content Security
+Policy does not govern, so the pages are audited under their real CSP. Violations
+of every impact go to artifacts/axe-report.json; serious and critical ones fail.
+"""
+
+import json
+
+from playwright.sync_api import Page
+
+from games import services
+from tests.conftest import play_cells
+
+BLOCKING = ("serious", "critical")
+
+
+def audit(page: Page, axe_source: str) -> list[dict]:
+    page.evaluate(axe_source)
+    violations = page.evaluate("axe.run(document).then(result => result.violations)")
+    return [
+        {
+            "id": violation["id"],
+            "impact": violation["impact"],
+            "help": violation["help"],
+            "targets": [node["target"] for node in violation["nodes"]],
+        }
+        for violation in violations
+    ]
+
+
+def submit(page: Page, button: str, **fields: str) -> None:
+    """Fill the labelled fields, submit, and wait for the answer (an error page)."""
+    for label, value in fields.items():
+        page.get_by_label(label, exact=True).fill(value)
+    with page.expect_response(lambda response: response.request.method == "POST"):
+        page.get_by_role("button", name=button, exact=True).click()
+    page.wait_for_load_state()
+
+
+def test_no_serious_accessibility_violations(player, axe_source, artifacts):
+    visitor = player("visitor", account=False)
+    alice = player("alice")
+    bob = player("bob")
+    carol = player("carol")
+    in_progress = services.create_game(creator=alice.user, opponent=bob.user)
+    play_cells(in_progress, (1, 1), (0, 0))
+    won = services.create_game(creator=alice.user, opponent=bob.user)
+    play_cells(won, (0, 0), (1, 0), (0, 1), (1, 1), (0, 2))
+    forfeited = services.create_game(creator=bob.user, opponent=alice.user)
+    services.forfeit(game_id=forfeited.pk, user=bob.user)
+    open_game = services.create_game(creator=carol.user, opponent=None)
+
+    report = {}
+
+    def check(name: str, page: Page) -> None:
+        report[name] = audit(page, axe_source)
+
+    for path, name in [("/accounts/login/", "login"), ("/accounts/signup/", "signup")]:
+        visitor.page.goto(path)
+        check(name, visitor.page)
+    submit(
+        visitor.page,
+        "Sign up",
+        **{"Username:": "alice", "Password:": "123", "Password confirmation:": "4"},
+    )
+    assert visitor.page.locator(".errorlist").count() >= 2
+    check("signup with errors", visitor.page)
+    visitor.page.goto("/accounts/login/")
+    submit(visitor.page, "Log in", **{"Username:": "alice", "Password:": "wrong"})
+    assert visitor.page.get_by_role("alert").is_visible()
+    check("login with errors", visitor.page)
+
+    alice.page.goto("/")
+    check("lobby", alice.page)
+    submit(alice.page, "Start game", **{"Opponent's username": "nobody"})
+    assert alice.page.locator("#opponent-error").is_visible()
+    check("lobby with errors", alice.page)
+    alice.open_game(in_progress.pk)
+    check("game in progress, your turn", alice.page)
+    bob.open_game(in_progress.pk)
+    check("game in progress, opponent's turn", bob.page)
+    carol.open_game(in_progress.pk)
+    check("game in progress, spectator", carol.page)
+    alice.open_game(won.pk)
+    check("game won", alice.page)
+    bob.open_game(forfeited.pk)
+    check("game forfeited", bob.page)
+    alice.open_game(open_game.pk)
+    check("open game", alice.page)
+    alice.open_game(99999)
+    check("no such game (404)", alice.page)
+
+    (artifacts / "axe-report.json").write_text(json.dumps(report, indent=2))
+    blocking = {
+        page: [v for v in violations if v["impact"] in BLOCKING]
+        for page, violations in report.items()
+    }
+    assert {page: found for page, found in blocking.items() if found} == {}
+
+
+def test_the_audit_reports_a_known_violation(browser, axe_source):
+    """Proof that the audit above can fail: an unnamed button is "critical"."""
+    page = browser.new_page()
+    try:
+        page.set_content(
+            "<!doctype html><html lang='en'><title>t</title>"
+            "<main><h1>t</h1><button></button></main></html>"
+        )
+        violations = audit(page, axe_source)
+    finally:
+        page.close()
+    assert [(v["id"], v["impact"]) for v in violations] == [("button-name", "critical")]

@@ -1,0 +1,99 @@
+"""People who use only a keyboard, and people on a phone."""
+
+from playwright.sync_api import Page, expect
+
+PHONE = {
+    "viewport": {"width": 390, "height": 844},
+    "device_scale_factor": 3,
+    "is_mobile": True,
+    "has_touch": True,
+}
+
+
+def tab_to(page: Page, selector: str, limit: int = 40) -> int:
+    """Press Tab until the focused element matches `selector`; returns the count."""
+    for presses in range(1, limit + 1):
+        page.keyboard.press("Tab")
+        if page.evaluate("s => document.activeElement.matches(s)", selector):
+            return presses
+    raise AssertionError(f"{limit} presses of Tab never reached {selector}")
+
+
+def focused_label(page: Page) -> str:
+    return page.evaluate("document.activeElement.getAttribute('aria-label')")
+
+
+def test_keyboard_only_log_in_and_moves(player):
+    alice = player("alice", logged_in=False)
+    bob = player("bob", logged_in=False)
+    for person in (alice, bob):
+        page = person.page
+        page.goto("/accounts/login/")
+        expect(page.get_by_label("Username")).to_be_focused()  # autofocus
+        page.keyboard.type(person.username)
+        page.keyboard.press("Tab")
+        page.keyboard.type(person.password)
+        page.keyboard.press("Enter")
+        expect(page.locator(".whoami")).to_have_text(f"Signed in as {person.username}")
+
+    tab_to(alice.page, "input[name=opponent]")
+    alice.page.keyboard.type("bob")
+    alice.page.keyboard.press("Enter")
+    expect(alice.turn).to_have_text("Your turn.")
+    tab_to(alice.page, ".cell-button")
+    assert focused_label(alice.page) == "row 1, column 1, empty: place X"
+    # The focused cell is visibly marked (:focus-visible outline from app.css).
+    outline = "getComputedStyle(document.activeElement).outlineStyle"
+    assert alice.page.evaluate(outline) == "solid"
+    alice.page.keyboard.press("Enter")
+    expect(alice.cell(0, 0).locator(".mark")).to_have_text("X")
+
+    bob.page.reload()  # the lobby now lists the game
+    tab_to(bob.page, f"a[href='/games/{alice.game_id}/']")
+    bob.page.keyboard.press("Enter")
+    expect(bob.turn).to_have_text("Your turn.")
+    tab_to(bob.page, ".cell-button")
+    bob.page.keyboard.press("Tab")
+    assert focused_label(bob.page) == "row 1, column 3, empty: place O"
+    bob.page.keyboard.press("Space")
+    expect(bob.cell(0, 2).locator(".mark")).to_have_text("O")
+    assert bob.board() == "X-O------"
+
+
+def assert_no_horizontal_scrolling(page: Page) -> None:
+    widths = page.evaluate("[document.documentElement.scrollWidth, innerWidth]")
+    assert widths[0] <= widths[1], (
+        f"page is {widths[0]}px wide on a {widths[1]}px screen"
+    )
+
+
+def assert_board_on_first_screen(page: Page) -> None:
+    """The whole board is visible as the page opens: no scrolling either way."""
+    assert_no_horizontal_scrolling(page)
+    box = page.locator(".board").bounding_box()
+    width, height = page.evaluate("[innerWidth, innerHeight]")
+    assert box["x"] >= 0, box
+    assert box["y"] >= 0, box
+    assert box["x"] + box["width"] <= width, box
+    assert box["y"] + box["height"] <= height, box
+
+
+def test_phone_shows_the_whole_board_without_horizontal_scrolling(player, artifacts):
+    # Long names are the usual way a layout overflows on a narrow screen.
+    x = player("maximilian_alexander_longname", **PHONE)
+    o = player("bartholomew_featherstonehaugh", **PHONE)
+    game_id = x.start_game(opponent=o.username)
+    assert_board_on_first_screen(x.page)
+    for cell in x.cell_buttons.all():
+        box = cell.bounding_box()
+        assert box["width"] >= 44, box  # comfortable touch targets
+        assert box["height"] >= 44, box
+    x.play(1, 1, tap=True)
+
+    o.page.goto("/")
+    assert_no_horizontal_scrolling(o.page)
+    o.open_game(game_id)
+    assert_board_on_first_screen(o.page)
+    o.page.screenshot(path=artifacts / "game-on-a-phone.png")
+    o.play(0, 0, tap=True)
+    expect(o.turn).to_have_text(f"Waiting for {x.username} (X).")
