@@ -1,0 +1,51 @@
+"""GET /healthz: 200 when the database answers, 503 when not; never a session."""
+
+import pytest
+from django.db import OperationalError, connections
+
+
+@pytest.mark.django_db
+def test_healthy_database_answers_200_with_one_query(client, django_assert_num_queries):
+    with django_assert_num_queries(1):
+        response = client.get("/healthz")
+    assert response.status_code == 200
+    assert response["Content-Type"] == "text/plain"
+    assert response.content == b"ok\n"
+    assert "no-cache" in response["Cache-Control"]
+
+
+@pytest.mark.django_db
+def test_health_check_neither_reads_nor_sets_a_session(
+    client_for, alice, django_assert_num_queries
+):
+    client = client_for(alice)
+    with django_assert_num_queries(1) as context:
+        response = client.get("/healthz")
+    assert response.status_code == 200
+    assert "django_session" not in context.captured_queries[0]["sql"]
+    assert not response.cookies
+    assert "Cookie" not in response.get("Vary", "")
+
+
+@pytest.mark.django_db
+def test_health_check_needs_no_login_and_allows_head(client):
+    assert client.head("/healthz").status_code == 200
+
+
+@pytest.mark.django_db
+def test_health_check_refuses_writes(client):
+    response = client.post("/healthz")
+    assert response.status_code == 405
+    assert response["Allow"] == "GET, HEAD"
+
+
+@pytest.mark.django_db
+def test_unreachable_database_answers_503(client, monkeypatch):
+    def refuse(*args, **kwargs):
+        raise OperationalError("connection refused")
+
+    monkeypatch.setattr(connections["default"], "cursor", refuse)
+    response = client.get("/healthz")
+    assert response.status_code == 503
+    assert response.content == b"database unavailable\n"
+    assert not response.cookies
