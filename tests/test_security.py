@@ -10,21 +10,9 @@ import pytest
 from django.test import override_settings
 
 from .conftest import PASSWORD
+from .served import PRODUCTION_ENV
 
 ROOT = Path(__file__).resolve().parent.parent
-
-# The production variables from README's "Deploying" section.
-PRODUCTION_ENV = {
-    "DJANGO_SECRET_KEY": "x7Qp2-production-like-secret-for-tests-only-9fK3vLm8Zr4Tt",
-    "DJANGO_ALLOWED_HOSTS": "ttt.example.com",
-    "DJANGO_CSRF_TRUSTED_ORIGINS": "https://ttt.example.com",
-    "DJANGO_SECURE_COOKIES": "1",
-    "DJANGO_SECURE_SSL_REDIRECT": "1",
-    "DJANGO_TRUST_X_FORWARDED_PROTO": "1",
-    "DJANGO_HSTS_SECONDS": "31536000",
-    "DJANGO_HSTS_INCLUDE_SUBDOMAINS": "1",
-    "DJANGO_HSTS_PRELOAD": "1",
-}
 
 HTTPS_PROXY_SETTINGS = {
     "SECURE_SSL_REDIRECT": True,
