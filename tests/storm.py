@@ -47,14 +47,16 @@ class Storm:
         threads = []
         for index, (game_id, players) in enumerate(sorted(self.games.items())):
             barrier = threading.Barrier(2)
-            # Every fourth game sees a forfeit race the opponent's double click.
-            forfeit_round = 1 + index % 3 if index % 4 == 0 else None
+            # In every fourth game, from some round on, the waiting player forfeits
+            # at the same moment as the opponent's double click: 302 if it lands
+            # after the opponent's move, 403 (not your turn) if before.
+            forfeit_from = 1 + index % 3 if index % 4 == 0 else None
             for player in players:
                 rng = random.Random(f"{self.seed}-{game_id}-{player.mark}")
                 threads.append(
                     threading.Thread(
                         target=self._play,
-                        args=(game_id, player, barrier, rng, forfeit_round),
+                        args=(game_id, player, barrier, rng, forfeit_from),
                     )
                 )
         for thread in threads:
@@ -106,7 +108,7 @@ class Storm:
     def _forfeit(self, game_id, player) -> None:
         self._send(game_id, player, "forfeit", f"/games/{game_id}/forfeit/", {})
 
-    def _play(self, game_id, player, barrier, rng, forfeit_round) -> None:
+    def _play(self, game_id, player, barrier, rng, forfeit_from) -> None:
         for round_number in range(MAX_ROUNDS):
             state = self._state(game_id, player)
             if state is None:
@@ -116,7 +118,8 @@ class Storm:
                 return  # both players read the same state after the last round
             try:
                 barrier.wait(timeout=ROUND_TIMEOUT)
-                self._act(game_id, player, state, rng, round_number == forfeit_round)
+                forfeit = forfeit_from is not None and round_number >= forfeit_from
+                self._act(game_id, player, state, rng, forfeit)
                 barrier.wait(timeout=ROUND_TIMEOUT)
             except threading.BrokenBarrierError:
                 return
