@@ -1,7 +1,13 @@
 """GET /healthz: 200 when the database answers, 503 when not; never a session."""
 
+import os
+import subprocess
+import sys
+
 import pytest
 from django.db import OperationalError, connections
+
+from .served import ROOT, free_port
 
 
 @pytest.mark.django_db
@@ -49,3 +55,28 @@ def test_unreachable_database_answers_503(client, monkeypatch):
     assert response.status_code == 503
     assert response.content == b"database unavailable\n"
     assert not response.cookies
+
+
+def test_postgresql_down_answers_503_through_the_pool():
+    """For real: a pooled PostgreSQL connection to a port where nothing listens."""
+    script = (
+        "from django.test import Client; r = Client().get('/healthz'); "
+        "print(r.status_code, r.content.decode().strip(), sorted(r.cookies))"
+    )
+    env = {
+        "PATH": os.environ["PATH"],
+        "DJANGO_SETTINGS_MODULE": "tests.settings",
+        "DJANGO_ALLOWED_HOSTS": "testserver",
+        "DATABASE_URL": f"postgres://postgres@127.0.0.1:{free_port()}/nothing",
+        "DJANGO_DB_POOL_TIMEOUT": "1",
+    }
+    result = subprocess.run(
+        [sys.executable, "manage.py", "shell", "-c", script],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.stdout.splitlines()[-1] == "503 database unavailable []"
+    assert "health check: the database does not answer" in result.stderr
