@@ -145,8 +145,12 @@ def test_kill_9_mid_storm_leaves_every_game_consistent(server, players):
     server.kill()
     runner.join(timeout=120)
     assert not runner.is_alive()
+    answered = [o for o in storm.outcomes if o.status is not None]
+    assert all(o.status < 500 for o in answered)
     acknowledged = accepted_counter(storm.outcomes)
-    print(f"killed after {sum(acknowledged.values())} acknowledged moves")
+    lost = len(storm.outcomes) - len(answered)
+    print(f"kill -9 after {sum(acknowledged.values())} acknowledged moves:", end=" ")
+    print(summary(storm.outcomes, 0), f"no answer={lost}")
 
     # Straight after the crash, before anything repairs anything.
     result = check_games(server)
