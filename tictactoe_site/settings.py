@@ -110,9 +110,10 @@ elif DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     # below PostgreSQL's max_connections (100 by default) across all app hosts.
     # DJANGO_DB_POOL=0 turns the pool off (e.g. behind PgBouncer); then
     # DJANGO_CONN_MAX_AGE keeps connections open between requests instead.
-    DATABASES["default"]["OPTIONS"] = {
-        "connect_timeout": int(os.environ.get("DJANGO_DB_CONNECT_TIMEOUT", "5")),
-    }
+    # Keep the options given in the URL (e.g. ?sslmode=require).
+    DATABASES["default"].setdefault("OPTIONS", {}).setdefault(
+        "connect_timeout", int(os.environ.get("DJANGO_DB_CONNECT_TIMEOUT", "5"))
+    )
     if env_bool("DJANGO_DB_POOL", default=True):
         DATABASES["default"]["CONN_MAX_AGE"] = 0  # Django's pool requires it.
         DATABASES["default"]["OPTIONS"]["pool"] = {
