@@ -140,6 +140,7 @@ def test_kill_9_mid_storm_leaves_every_game_consistent(server, players):
     games = new_games(players)
     storm = Storm(games, seed=9)
     runner = threading.Thread(target=storm.run)
+    started = time.monotonic()
     runner.start()
     assert storm.wait_for_accepted_moves(30, timeout=120)
     server.kill()
@@ -150,7 +151,7 @@ def test_kill_9_mid_storm_leaves_every_game_consistent(server, players):
     acknowledged = accepted_counter(storm.outcomes)
     lost = len(storm.outcomes) - len(answered)
     print(f"kill -9 after {sum(acknowledged.values())} acknowledged moves:", end=" ")
-    print(summary(storm.outcomes, 0), f"no answer={lost}")
+    print(summary(storm.outcomes, time.monotonic() - started), f"no answer={lost}")
 
     # Straight after the crash, before anything repairs anything.
     result = check_games(server)
