@@ -14,11 +14,12 @@ DEV := DJANGO_DEBUG=$${DJANGO_DEBUG:-1}
 NPM := $(shell command -v npm 2>/dev/null)
 NODE_STAMP := node_modules/.installed
 
-.PHONY: help install run test lint format superuser check clean
+.PHONY: help install run serve test test-sqlite test-postgres lint format superuser check clean
 
 help:
 	@echo "make run        install, migrate the SQLite database, serve at http://$(HOST):$(PORT)"
-	@echo "make test       install, then run the whole test suite"
+	@echo "make serve      production server (gunicorn, debug off): migrate, collectstatic, serve"
+	@echo "make test       install, then run the whole suite on SQLite, and on PostgreSQL if reachable"
 	@echo "make lint       ruff check + ruff format --check"
 	@echo "make format     ruff format + ruff check --fix"
 	@echo "make superuser  create an admin account"
@@ -61,8 +62,45 @@ run: install
 	$(DEV) $(PY) manage.py migrate --noinput
 	$(DEV) $(PY) manage.py runserver $(HOST):$(PORT)
 
+# Production: needs DJANGO_SECRET_KEY (README, "Deploying"); WEB_CONCURRENCY workers.
+# The server command itself lives in tictactoe_site/gunicorn.conf.py.
+serve: export DJANGO_DEBUG := 0
+serve: install
+	@[ -n "$$DJANGO_SECRET_KEY" ] || { echo "make serve runs the production server and needs DJANGO_SECRET_KEY:" \
+	  "set it to a long random value, e.g. export DJANGO_SECRET_KEY=\"\$$(openssl rand -base64 48)\"" \
+	  "(README, Deploying). For local development use make run." >&2; exit 1; }
+	$(PY) manage.py migrate --noinput
+	$(PY) manage.py collectstatic --noinput --verbosity 0
+	HOST=$(HOST) PORT=$(PORT) exec $(PY) -m gunicorn --config tictactoe_site/gunicorn.conf.py 2>&1
+
+# The suite runs on SQLite (or on DATABASE_URL when given), then once more on
+# PostgreSQL at TEST_POSTGRES_URL when that server answers; REQUIRE_POSTGRES=1
+# (CI) makes an unreachable PostgreSQL an error instead of a note.
+TEST_POSTGRES_URL ?= postgres://postgres@127.0.0.1:5432/tictactoe
+PG_ANSWERS = $(PY) -c 'import sys, psycopg; psycopg.connect(sys.argv[1], dbname="postgres", connect_timeout=3).close()' "$(TEST_POSTGRES_URL)" 2>/dev/null
+
 test: install $(if $(NPM),$(NODE_STAMP))
-	$(PY) -m pytest
+	@if [ -n "$$DATABASE_URL" ]; then \
+	  echo "== test suite on DATABASE_URL"; $(PY) -m pytest; \
+	else \
+	  $(MAKE) --no-print-directory test-sqlite || exit 1; \
+	  if $(PG_ANSWERS); then \
+	    $(MAKE) --no-print-directory test-postgres; \
+	  elif [ "$(REQUIRE_POSTGRES)" = 1 ]; then \
+	    echo "PostgreSQL does not answer at $(TEST_POSTGRES_URL) (REQUIRE_POSTGRES=1)" >&2; exit 1; \
+	  else \
+	    echo "== PostgreSQL does not answer at $(TEST_POSTGRES_URL): ran the SQLite pass only" \
+	      "(start PostgreSQL or set TEST_POSTGRES_URL for the second pass)"; \
+	  fi; \
+	fi
+
+test-sqlite: install $(if $(NPM),$(NODE_STAMP))
+	@echo "== test suite on SQLite"
+	env -u DATABASE_URL $(PY) -m pytest
+
+test-postgres: install $(if $(NPM),$(NODE_STAMP))
+	@echo "== test suite on PostgreSQL ($(TEST_POSTGRES_URL))"
+	DATABASE_URL="$(TEST_POSTGRES_URL)" $(PY) -m pytest
 
 lint: install
 	$(VENV)/bin/ruff check .

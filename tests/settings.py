@@ -13,6 +13,7 @@ STORAGES = {
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
 }
 LOGGING["loggers"]["games"]["level"] = "INFO"  # noqa: F405
-# Serve static files straight from the finders: no collectstatic before tests.
+# Serve static files from their sources (no collectstatic before the tests), and
+# do not warn that STATIC_ROOT does not exist.
 WHITENOISE_USE_FINDERS = True
 WHITENOISE_AUTOREFRESH = True

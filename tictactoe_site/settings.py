@@ -103,6 +103,25 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
             "PRAGMA busy_timeout=20000;"
         ),
     }
+elif DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    # A fail-fast connect; then, per app process, a small pool of connections
+    # (psycopg_pool via Django). A sync worker uses one connection at a time, so
+    # the server holds at most workers x DJANGO_DB_POOL_MAX connections: keep that
+    # below PostgreSQL's max_connections (100 by default) across all app hosts.
+    # DJANGO_DB_POOL=0 turns the pool off (e.g. behind PgBouncer); then
+    # DJANGO_CONN_MAX_AGE keeps connections open between requests instead.
+    # Keep the options given in the URL (e.g. ?sslmode=require).
+    DATABASES["default"].setdefault("OPTIONS", {}).setdefault(
+        "connect_timeout", int(os.environ.get("DJANGO_DB_CONNECT_TIMEOUT", "5"))
+    )
+    if env_bool("DJANGO_DB_POOL", default=True):
+        DATABASES["default"]["CONN_MAX_AGE"] = 0  # Django's pool requires it.
+        DATABASES["default"]["OPTIONS"]["pool"] = {
+            "min_size": int(os.environ.get("DJANGO_DB_POOL_MIN", "1")),
+            "max_size": int(os.environ.get("DJANGO_DB_POOL_MAX", "4")),
+            # Seconds a request waits for a free connection before failing.
+            "timeout": float(os.environ.get("DJANGO_DB_POOL_TIMEOUT", "10")),
+        }
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -126,7 +145,7 @@ USE_I18N = True
 USE_TZ = True
 
 STATIC_URL = "static/"
-STATIC_ROOT = BASE_DIR / "staticfiles"
+STATIC_ROOT = Path(os.environ.get("DJANGO_STATIC_ROOT", BASE_DIR / "staticfiles"))
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
@@ -144,6 +163,8 @@ MESSAGE_STORAGE = "django.contrib.messages.storage.session.SessionStorage"
 # Security headers. HTTPS-only settings are opt-in so that `make run` works over
 # plain HTTP; README's "Deploying" section lists what to set in production.
 SECURE_SSL_REDIRECT = env_bool("DJANGO_SECURE_SSL_REDIRECT")
+# Load balancers probe the health check over plain HTTP.
+SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
 SESSION_COOKIE_SECURE = env_bool("DJANGO_SECURE_COOKIES")
 CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
 SESSION_COOKIE_HTTPONLY = True

@@ -1,0 +1,185 @@
+"""The app as production runs it: `make serve` in a subprocess, on its own database.
+
+Used by the end-to-end tests of the production server, the concurrency storm and
+the crash test. The database follows the test pass: a fresh SQLite file, or a
+fresh PostgreSQL database next to the one DATABASE_URL names.
+"""
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+import psycopg
+from django.conf import settings
+
+from .browser import Browser
+
+ROOT = Path(__file__).resolve().parent.parent
+STARTUP_TIMEOUT = 180  # seconds; CI machines can be slow to boot the workers
+
+# The production variables from README's "Deploying" section.
+PRODUCTION_ENV = {
+    "DJANGO_SECRET_KEY": "x7Qp2-production-like-secret-for-tests-only-9fK3vLm8Zr4Tt",
+    "DJANGO_ALLOWED_HOSTS": "ttt.example.com",
+    "DJANGO_CSRF_TRUSTED_ORIGINS": "https://ttt.example.com",
+    "DJANGO_SECURE_COOKIES": "1",
+    "DJANGO_SECURE_SSL_REDIRECT": "1",
+    "DJANGO_TRUST_X_FORWARDED_PROTO": "1",
+    "DJANGO_HSTS_SECONDS": "31536000",
+    "DJANGO_HSTS_INCLUDE_SUBDOMAINS": "1",
+    "DJANGO_HSTS_PRELOAD": "1",
+}
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def on_postgresql() -> bool:
+    return settings.DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql"
+
+
+@contextmanager
+def fresh_database(tmp_dir: Path, suffix: str):
+    """A DATABASE_URL for an empty database of the current pass's engine."""
+    if not on_postgresql():
+        yield f"sqlite:///{tmp_dir / f'{suffix}.sqlite3'}"
+        return
+    url = urlsplit(os.environ["DATABASE_URL"])
+    name = f"{url.path.lstrip('/')}_{suffix}"
+    admin = urlunsplit(url._replace(path="/postgres"))
+
+    def run(sql: str) -> None:
+        with psycopg.connect(admin, autocommit=True) as connection:
+            connection.execute(sql)
+
+    run(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    run(f'CREATE DATABASE "{name}"')
+    try:
+        yield urlunsplit(url._replace(path=f"/{name}"))
+    finally:
+        run(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+class ServedApp:
+    """`make serve` with the production variables, several gunicorn workers."""
+
+    def __init__(self, *, database_url: str, tmp_dir: Path, workers: int = 3):
+        self.port = free_port()
+        self.log_path = tmp_dir / f"serve-{self.port}.log"
+        self.env = {
+            "PATH": os.environ["PATH"],
+            "HOME": os.environ.get("HOME", str(tmp_dir)),
+            **PRODUCTION_ENV,
+            "DJANGO_ALLOWED_HOSTS": "127.0.0.1",
+            "DATABASE_URL": database_url,
+            "DJANGO_STATIC_ROOT": str(tmp_dir / "static"),
+            "HOST": "127.0.0.1",
+            "PORT": str(self.port),
+            "WEB_CONCURRENCY": str(workers),
+            "GAMES_LOG_LEVEL": "WARNING",
+        }
+        self.process: subprocess.Popen | None = None
+
+    def start(self) -> None:
+        """Start the server and wait (bounded) until /healthz answers 200."""
+        log = self.log_path.open("a")
+        self.process = subprocess.Popen(
+            ["make", "--no-print-directory", f"PYTHON={sys.executable}", "serve"],
+            cwd=ROOT,
+            env=self.env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,  # its own process group, for kill -9
+        )
+        log.close()
+        deadline = time.monotonic() + STARTUP_TIMEOUT
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"make serve exited:\n{self.log()}")
+            if self.browser().health() == 200:
+                return
+            time.sleep(0.2)  # polling for the server to boot, not for a race
+        self.stop()
+        raise RuntimeError(f"make serve did not answer in time:\n{self.log()}")
+
+    def kill(self) -> None:
+        """kill -9 every process of the server (make, gunicorn master, workers)."""
+        os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.wait(timeout=30)
+
+    def stop(self) -> None:
+        if self.process is None or self.process.poll() is not None:
+            return
+        os.killpg(self.process.pid, signal.SIGTERM)
+        try:
+            self.process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.kill()
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    def browser(self, session_key: str | None = None, *, https: bool = True):
+        return Browser(self.port, session_key=session_key, https=https)
+
+    def manage(self, *args: str) -> subprocess.CompletedProcess:
+        """manage.py against the server's database, with the server's variables."""
+        return subprocess.run(
+            [sys.executable, "manage.py", *args],
+            cwd=ROOT,
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=180,
+        )
+
+    def sessions_for(self, usernames: list[str]) -> dict[str, str]:
+        """Create users and log them in server-side (like Client.force_login):
+        hashing 40 passwords with the production hasher would dominate the test."""
+        script = SESSIONS_SCRIPT.replace("USERNAMES", repr(usernames))
+        result = self.manage("shell", "-c", script)
+        assert result.returncode == 0, result.stderr
+        return json.loads(result.stdout.strip().splitlines()[-1])
+
+    def stored(self) -> tuple[list[dict], list[dict]]:
+        """Every stored game and move, as dumpdata sees them."""
+        result = self.manage("dumpdata", "games.Game", "games.Move")
+        assert result.returncode == 0, result.stderr
+        rows = json.loads(result.stdout)
+        games = [
+            row["fields"] | {"id": row["pk"]}
+            for row in rows
+            if row["model"] == "games.game"
+        ]
+        moves = [row["fields"] for row in rows if row["model"] == "games.move"]
+        return games, moves
+
+
+SESSIONS_SCRIPT = """
+import json
+from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
+from django.contrib.auth import get_user_model
+from django.contrib.sessions.backends.db import SessionStore
+
+keys = {}
+for username in USERNAMES:
+    user, _ = get_user_model().objects.get_or_create(username=username)
+    session = SessionStore()
+    session[SESSION_KEY] = str(user.pk)
+    session[BACKEND_SESSION_KEY] = "django.contrib.auth.backends.ModelBackend"
+    session[HASH_SESSION_KEY] = user.get_session_auth_hash()
+    session.create()
+    keys[username] = session.session_key
+print(json.dumps(keys))
+"""

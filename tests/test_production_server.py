@@ -1,0 +1,224 @@
+"""The production server for real: `make serve` (gunicorn, several worker
+processes) on its own database of the current pass's engine, driven over HTTP.
+
+Proves that concurrent players, double clicks, moves out of turn and forfeits
+racing moves never corrupt a game, and that neither does kill -9 mid-storm.
+"""
+
+import os
+import re
+import subprocess
+import threading
+import time
+from collections import Counter
+
+import pytest
+
+from .served import PRODUCTION_ENV, ROOT, ServedApp, fresh_database
+from .storm import Player, Storm
+
+GAMES = 20
+FINISHED = {"x_won", "o_won", "draw", "x_forfeits", "o_forfeits"}
+REJECTIONS = {403, 409}
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    tmp_dir = tmp_path_factory.mktemp("served")
+    with fresh_database(tmp_dir, "served") as database_url:
+        app = ServedApp(database_url=database_url, tmp_dir=tmp_dir, workers=3)
+        app.start()
+        try:
+            yield app
+        finally:
+            app.stop()
+
+
+@pytest.fixture(scope="module")
+def players(server) -> list[tuple[Player, Player]]:
+    """40 logged-in clients, each with a session cookie and a CSRF token."""
+    names = [f"{mark}{index:02}" for index in range(GAMES) for mark in "xo"]
+    keys = server.sessions_for(names)
+    pairs = []
+    for index in range(GAMES):
+        pair = []
+        for mark in "XO":
+            browser = server.browser(keys[f"{mark.lower()}{index:02}"])
+            assert browser.get("/").status == 200  # the lobby sets the CSRF cookie
+            assert "csrftoken" in browser.cookies
+            pair.append(Player(browser, mark))
+        pairs.append(tuple(pair))
+    return pairs
+
+
+def new_games(pairs) -> dict[int, tuple[Player, Player]]:
+    games = {}
+    for index, (x, o) in enumerate(pairs):
+        response = x.browser.post("/games/new/", {"opponent": f"o{index:02}"})
+        assert response.status == 302, response.text
+        game_id = int(re.fullmatch(r"/games/(\d+)/", response.headers["Location"])[1])
+        games[game_id] = (x, o)
+    return games
+
+
+def check_games(server) -> subprocess.CompletedProcess:
+    return server.manage("check_games")
+
+
+def stored_move_counter(server, game_ids) -> tuple[Counter, dict[int, dict]]:
+    games, moves = server.stored()
+    stored = Counter(
+        (move["game"], move["row"], move["col"], move["player"])
+        for move in moves
+        if move["game"] in game_ids
+    )
+    return stored, {game["id"]: game for game in games if game["id"] in game_ids}
+
+
+def accepted_counter(outcomes) -> Counter:
+    return Counter(
+        (o.game_id, *o.cell, o.mark)
+        for o in outcomes
+        if o.action == "move" and o.status == 302
+    )
+
+
+def summary(outcomes, seconds: float) -> str:
+    posts = [o for o in outcomes if o.action != "state"]
+    codes = Counter(o.status for o in posts)
+    return (
+        f"{len(outcomes)} requests ({len(posts)} POSTs) in {seconds:.1f}s: "
+        f"302={codes[302]} 403={codes[403]} 409={codes[409]} "
+        f"other={ {k: v for k, v in codes.items() if k not in (302, 403, 409)} }"
+    )
+
+
+def assert_clean_log(server) -> None:
+    log = server.log()
+    assert "database is locked" not in log
+    assert "Traceback" not in log
+    assert not re.search(r'HTTP/1\.[01]" 5\d\d ', log), "a 5xx in the access log"
+
+
+def test_concurrent_players_never_corrupt_a_game(server, players):
+    games = new_games(players)
+    started = time.monotonic()
+    outcomes = Storm(games, seed=6).run()
+    seconds = time.monotonic() - started
+    print(summary(outcomes, seconds))
+
+    assert not [o for o in outcomes if o.status is None or o.status >= 500]
+    assert {o.status for o in outcomes if o.action == "state"} == {200}
+    moves = [o for o in outcomes if o.action == "move"]
+    assert {o.status for o in moves} <= {302} | REJECTIONS
+    # Both kinds of rejection really happened: out of turn and double clicks.
+    assert {403, 409} <= {o.status for o in moves}
+    forfeits = [o for o in outcomes if o.action == "forfeit"]
+    assert forfeits
+    assert {o.status for o in forfeits} <= {302} | REJECTIONS
+
+    stored, stored_games = stored_move_counter(server, set(games))
+    # Every 302 is exactly one stored move, and every stored move got a 302.
+    assert stored == accepted_counter(outcomes)
+    for game_id, game in stored_games.items():
+        assert game["status"] in FINISHED
+        won_by_forfeit = [
+            o for o in forfeits if o.game_id == game_id and o.status == 302
+        ]
+        assert len(won_by_forfeit) <= 1
+        if won_by_forfeit:
+            assert game["status"] == f"{won_by_forfeit[0].mark.lower()}_forfeits"
+    assert any(game["status"].endswith("_forfeits") for game in stored_games.values())
+
+    result = check_games(server)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "all consistent" in result.stdout
+    assert_clean_log(server)
+
+
+def test_kill_9_mid_storm_leaves_every_game_consistent(server, players):
+    games = new_games(players)
+    storm = Storm(games, seed=9)
+    runner = threading.Thread(target=storm.run)
+    started = time.monotonic()
+    runner.start()
+    assert storm.wait_for_accepted_moves(30, timeout=120)
+    server.kill()
+    runner.join(timeout=120)
+    assert not runner.is_alive()
+    answered = [o for o in storm.outcomes if o.status is not None]
+    assert all(o.status < 500 for o in answered)
+    acknowledged = accepted_counter(storm.outcomes)
+    lost = len(storm.outcomes) - len(answered)
+    print(f"kill -9 after {sum(acknowledged.values())} acknowledged moves:", end=" ")
+    print(summary(storm.outcomes, time.monotonic() - started), f"no answer={lost}")
+
+    # Straight after the crash, before anything repairs anything.
+    result = check_games(server)
+    assert result.returncode == 0, result.stdout + result.stderr
+    stored, stored_games = stored_move_counter(server, set(games))
+    # Every acknowledged move survived; a request cut off mid-flight left either
+    # a whole move or nothing.
+    assert not acknowledged - stored
+    assert any(game["status"] == "in_progress" for game in stored_games.values())
+
+    server.start()
+    finish = Storm(games, seed=10)
+    finish.run()
+    assert not [o for o in finish.outcomes if o.status is None or o.status >= 500]
+    stored_after, finished_games = stored_move_counter(server, set(games))
+    assert stored_after - stored == accepted_counter(finish.outcomes)
+    assert {game["status"] for game in finished_games.values()} <= FINISHED
+    result = check_games(server)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "database is locked" not in server.log()
+
+
+def test_production_responses_carry_the_security_headers(server):
+    plain = server.browser(https=False)
+    health = plain.get("/healthz")
+    assert (health.status, health.body) == (200, b"ok\n")
+    assert health.headers.get_all("Set-Cookie") is None
+
+    redirect = plain.get("/accounts/login/")
+    assert redirect.status == 301
+    assert redirect.headers["Location"] == (
+        f"https://127.0.0.1:{server.port}/accounts/login/"
+    )
+
+    page = server.browser().get("/accounts/login/")
+    assert page.status == 200
+    headers = page.headers
+    assert headers["Strict-Transport-Security"] == (
+        "max-age=31536000; includeSubDomains; preload"
+    )
+    assert headers["X-Frame-Options"] == "DENY"
+    assert headers["Referrer-Policy"] == "same-origin"
+    assert "frame-ancestors 'none'" in headers["Content-Security-Policy"]
+    cookie = headers["Set-Cookie"]
+    assert cookie.startswith("csrftoken=")
+    assert "Secure" in cookie
+    assert "SameSite=Lax" in cookie
+
+    # Static files: collected with hashed names, served by whitenoise for ever.
+    stylesheet = re.search(r'href="(/static/[^"]+\.[0-9a-f]{12}\.css)"', page.text)[1]
+    static = server.browser().get(stylesheet)
+    assert static.status == 200
+    assert "immutable" in static.headers["Cache-Control"]
+    assert 'GET /healthz HTTP/1.1" 200' in server.log()  # access log on stdout
+
+
+def test_make_serve_refuses_to_start_without_a_secret_key():
+    env = {key: value for key, value in PRODUCTION_ENV.items() if "SECRET" not in key}
+    result = subprocess.run(
+        ["make", "--no-print-directory", "serve"],
+        cwd=ROOT,
+        env={"PATH": os.environ["PATH"], **env},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode != 0
+    assert "make serve runs the production server and needs DJANGO_SECRET_KEY" in (
+        result.stderr
+    )
