@@ -8,10 +8,11 @@ STAMP := $(VENV)/.installed
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: help install run test lint format superuser check clean
+.PHONY: help install run serve test lint format superuser check clean
 
 help:
 	@echo "make run        install, migrate the SQLite database, serve at http://$(HOST):$(PORT)"
+	@echo "make serve      production server (debug off; needs DJANGO_SECRET_KEY)"
 	@echo "make test       install, then run the whole test suite"
 	@echo "make lint       ruff check + ruff format --check"
 	@echo "make format     ruff format + ruff check --fix"
@@ -47,9 +48,18 @@ $(STAMP): pyproject.toml requirements.lock | $(PY)
 
 install: $(STAMP)
 
+# One server process (uvicorn, see tictactoe_site/serve.py) serves the pages and
+# the live-update streams; it restarts itself when the code changes.
 run: install
 	$(PY) manage.py migrate --noinput
-	DJANGO_DEBUG=$${DJANGO_DEBUG:-1} $(PY) manage.py runserver $(HOST):$(PORT)
+	DJANGO_DEBUG=$${DJANGO_DEBUG:-1} WEB_RELOAD=$${WEB_RELOAD:-1} HOST=$(HOST) PORT=$(PORT) \
+	  $(PY) -m tictactoe_site.serve
+
+# Production: debug off (DJANGO_SECRET_KEY required), WEB_CONCURRENCY processes.
+serve: install
+	$(PY) manage.py collectstatic --noinput -v 0
+	$(PY) manage.py migrate --noinput
+	WEB_CONCURRENCY=$${WEB_CONCURRENCY:-2} HOST=$(HOST) PORT=$(PORT) $(PY) -m tictactoe_site.serve
 
 test: install
 	$(PY) -m pytest

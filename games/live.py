@@ -59,9 +59,7 @@ def publish(change: Change) -> None:
 
 
 def _change_for(game: Game, *, open_games: bool = False) -> Change:
-    players = tuple(
-        pk for pk in {game.player_x_id, game.player_o_id} if pk is not None
-    )
+    players = tuple(pk for pk in {game.player_x_id, game.player_o_id} if pk is not None)
     return Change(game.pk, game.version, players, open_games)
 
 
@@ -139,7 +137,7 @@ class Hub:
     def start(self) -> None:
         """Bind to the running event loop; on PostgreSQL, start listening."""
         self.loop = asyncio.get_running_loop()
-        if uses_postgres() and self._listener is None:
+        if uses_postgres() and (self._listener is None or self._listener.done()):
             self._listener = asyncio.create_task(self._listen_postgres())
 
     def stop(self) -> None:
@@ -149,19 +147,21 @@ class Hub:
         for subscribers in [*self.games.values(), *self.lobbies.values()]:
             for subscriber in subscribers:
                 subscriber.close()
+        self.games.clear()
+        self.lobbies.clear()
         self.loop = None
 
     # Subscriptions (called on the event loop) -----------------------------------
 
     def subscribe_game(self, game_id: int) -> Subscriber:
-        if self.loop is None:
+        if self.loop is not asyncio.get_running_loop():
             self.start()
         subscriber = Subscriber()
         self.games.setdefault(game_id, set()).add(subscriber)
         return subscriber
 
     def subscribe_lobby(self, user_id: int) -> Subscriber:
-        if self.loop is None:
+        if self.loop is not asyncio.get_running_loop():
             self.start()
         subscriber = Subscriber()
         self.lobbies.setdefault(user_id, set()).add(subscriber)

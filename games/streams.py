@@ -134,7 +134,9 @@ def _last_seen(scope) -> int | None:
             key, _, raw = part.partition("=")
             if key == "v":
                 value = raw
-    return int(value) if value.isascii() and value.isdigit() and len(value) < 10 else None
+    return (
+        int(value) if value.isascii() and value.isdigit() and len(value) < 10 else None
+    )
 
 
 def _event(data: str, *, event: str | None = None, event_id: int | None = None):
@@ -152,7 +154,9 @@ PING = _event("", event="ping")
 
 async def _open(send, scope) -> bool:
     """Send the stream's headers and first line; False for HEAD (no body)."""
-    await send({"type": "http.response.start", "status": 200, "headers": STREAM_HEADERS})
+    await send(
+        {"type": "http.response.start", "status": 200, "headers": STREAM_HEADERS}
+    )
     if scope["method"] == "HEAD":
         await send({"type": "http.response.body", "body": b""})
         return False

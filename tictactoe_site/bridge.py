@@ -99,7 +99,9 @@ class WsgiBridge:
         status, headers, content = await loop.run_in_executor(
             self.pool, self._call, environ
         )
-        await send({"type": "http.response.start", "status": status, "headers": headers})
+        await send(
+            {"type": "http.response.start", "status": status, "headers": headers}
+        )
         await send({"type": "http.response.body", "body": content})
 
     async def _read_body(self, receive) -> bytes | None:
