@@ -22,6 +22,7 @@ from http.cookiejar import CookieJar
 from pathlib import Path
 
 import pytest
+from django.db import connection
 from django.urls import reverse
 
 from games import services, streams
@@ -119,6 +120,18 @@ def move(game, user, row, col):
     return services.play_move(game_id=game.pk, user=user, row=row, col=col)
 
 
+async def in_thread(action, *args, **kwargs):
+    """Run a service call in another thread, as a request in another worker would."""
+
+    def call():
+        try:
+            return action(*args, **kwargs)
+        finally:
+            connection.close()
+
+    return await asyncio.to_thread(call)
+
+
 # The game stream ------------------------------------------------------------------
 
 
@@ -134,7 +147,7 @@ def test_a_move_made_in_another_thread_reaches_the_stream(
         assert status == 200
         assert headers["content-type"] == "text/event-stream; charset=utf-8"
         assert headers["cache-control"] == "no-store"
-        await asyncio.to_thread(move, game, alice, 1, 1)
+        await in_thread(move, game, alice, 1, 1)
         event = await stream.event()
         await stream.close()
         return event
@@ -192,7 +205,7 @@ def test_reconnecting_with_last_event_id_receives_exactly_what_it_missed(
         await stream.close()
         # Reconnecting up to date sends nothing until the next change: no repeat.
         stream = await reconnect(missed)
-        await asyncio.to_thread(move, game, alice, 2, 2)
+        await in_thread(move, game, alice, 2, 2)
         following = await stream.event()
         await stream.close()
         return caught_up, following
@@ -213,7 +226,7 @@ def test_forfeit_join_and_rematch_reach_the_stream(alice, bob, client_for):
     open_game = services.create_game(creator=alice, opponent=None, side="x")
 
     async def next_version(stream, action):
-        await asyncio.to_thread(action)
+        await in_thread(action)
         return int((await stream.event())["id"])
 
     async def scenario():
@@ -244,16 +257,10 @@ def test_lobby_stream_hears_about_own_games_and_open_games_only(
         stream = Stream("/lobby/events/", cookie=cookie)
         status, _, _ = await stream.response()
         assert status == 200
-        await asyncio.to_thread(
-            services.create_game, creator=alice, opponent=bob, side="x"
-        )
+        await in_thread(services.create_game, creator=alice, opponent=bob, side="x")
         against_bob = await stream.event()
-        await asyncio.to_thread(
-            services.create_game, creator=carol, opponent=alice, side="x"
-        )
-        await asyncio.to_thread(
-            services.create_game, creator=carol, opponent=None, side="x"
-        )
+        await in_thread(services.create_game, creator=carol, opponent=alice, side="x")
+        await in_thread(services.create_game, creator=carol, opponent=None, side="x")
         open_game = await stream.event()
         await stream.close()
         return against_bob, open_game
