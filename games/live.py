@@ -5,15 +5,23 @@ the game events (after commit). A `Change` names the game, its new version and
 whose lobbies care. The `Hub` of each server process keeps, per open stream, only
 the latest version (bounded memory), and wakes the streams that care.
 
-Between processes the news travels through PostgreSQL's LISTEN/NOTIFY; with
-SQLite the app runs in one process and the hub is told directly.
+Between processes the news travels through PostgreSQL's LISTEN/NOTIFY. With a
+SQLite file (all processes on one host) it travels as datagrams to a Unix socket
+per process, in a private directory named after the database file; with an
+in-memory database (tests: one process) the hub is told directly.
 """
 
 import asyncio
+import hashlib
 import json
 import logging
+import os
+import secrets
+import socket
+import tempfile
 import threading
 from dataclasses import dataclass
+from pathlib import Path
 
 from django.db import connection
 from django.dispatch import receiver
@@ -49,11 +57,44 @@ def uses_postgres() -> bool:
     return connection.vendor == "postgresql"
 
 
+def socket_directory() -> Path | None:
+    """Where the processes sharing this SQLite file meet; None when in memory."""
+    if connection.vendor != "sqlite":
+        return None
+    name = str(connection.settings_dict["NAME"])
+    if name == ":memory:" or "mode=memory" in name:
+        return None
+    digest = hashlib.sha256(str(Path(name).resolve()).encode()).hexdigest()[:16]
+    return Path(tempfile.gettempdir()) / f"tictactoe-live-{digest}"
+
+
+_sender = threading.local()
+
+
+def _send_datagrams(directory: Path, payload: bytes) -> None:
+    """One datagram to each process's socket; a dead process's socket is removed."""
+    sender = getattr(_sender, "socket", None)
+    if sender is None:
+        sender = _sender.socket = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        sender.setblocking(False)
+    for path in directory.glob("*.sock"):
+        try:
+            sender.sendto(payload, str(path))
+        except (ConnectionRefusedError, FileNotFoundError):
+            path.unlink(missing_ok=True)
+        except OSError:
+            logger.warning("live update not delivered to %s", path)
+
+
 def publish(change: Change) -> None:
     """Tell every server process. Runs in the request's thread, after commit."""
     if uses_postgres():
         with connection.cursor() as cursor:
             cursor.execute("SELECT pg_notify(%s, %s)", [CHANNEL, change.to_json()])
+        return
+    directory = socket_directory()
+    if directory is not None and directory.is_dir():
+        _send_datagrams(directory, change.to_json().encode())
     else:
         hub.deliver_threadsafe(change)
 
@@ -130,7 +171,8 @@ class Hub:
         self.lobbies: dict[int, set[Subscriber]] = {}
         self._lobby_counter = 0
         self._listener: asyncio.Task | None = None
-        self._lock = threading.Lock()
+        self._datagrams: asyncio.DatagramTransport | None = None
+        self._socket_path: Path | None = None
 
     # Life cycle (ASGI lifespan) -------------------------------------------------
 
@@ -139,11 +181,22 @@ class Hub:
         self.loop = asyncio.get_running_loop()
         if uses_postgres() and (self._listener is None or self._listener.done()):
             self._listener = asyncio.create_task(self._listen_postgres())
+        directory = socket_directory()
+        if directory is not None and self._socket_path is None:
+            self._socket_path = directory / f"{os.getpid()}-{secrets.token_hex(4)}.sock"
+            self._listener = asyncio.create_task(self._listen_datagrams(directory))
+            self._listener.add_done_callback(_log_failure)
 
     def stop(self) -> None:
         if self._listener is not None:
             self._listener.cancel()
             self._listener = None
+        if self._datagrams is not None:
+            self._datagrams.close()
+            self._datagrams = None
+        if self._socket_path is not None:
+            self._socket_path.unlink(missing_ok=True)
+            self._socket_path = None
         for subscribers in [*self.games.values(), *self.lobbies.values()]:
             for subscriber in subscribers:
                 subscriber.close()
@@ -234,6 +287,25 @@ class Hub:
             await asyncio.sleep(delay)
             delay = min(delay * 2, 10)
 
+    async def _listen_datagrams(self, directory: Path) -> None:
+        hub = self
+
+        class Receiver(asyncio.DatagramProtocol):
+            def datagram_received(self, data, addr):
+                try:
+                    hub.deliver(Change.from_json(data.decode()))
+                except (ValueError, TypeError):
+                    logger.warning("ignored live datagram %r", data[:100])
+
+        directory.mkdir(mode=0o700, exist_ok=True)
+        # Bound here: uvloop takes a ready socket but not a Unix local_addr.
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        sock.bind(str(self._socket_path))
+        sock.setblocking(False)
+        self._datagrams, _ = await self.loop.create_datagram_endpoint(
+            Receiver, sock=sock
+        )
+
     async def _resync(self, conn) -> None:
         ids = list(self.games)
         versions: dict[int, int] = {}
@@ -244,6 +316,11 @@ class Hub:
             )
             versions = dict(await cursor.fetchall())
         self._catch_up(versions)
+
+
+def _log_failure(task: asyncio.Task) -> None:
+    if not task.cancelled() and task.exception() is not None:
+        logger.error("live updates cannot listen", exc_info=task.exception())
 
 
 def _listener_params() -> dict:
