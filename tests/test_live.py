@@ -492,8 +492,13 @@ def _events(port, path, session, found: queue.Queue):
             found.put(("id", int(line[4:])))
 
 
-@pytest.fixture
-def postgres_database():
+@pytest.fixture(params=["sqlite", "postgresql"])
+def server_database(request, tmp_path):
+    """A database of its own for the server processes: a SQLite file, or a fresh
+    PostgreSQL database (skipped, and said so, only when PostgreSQL is down)."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'live.sqlite3'}"
+        return
     psycopg = pytest.importorskip("psycopg")
     try:
         admin = psycopg.connect(POSTGRES_URL, autocommit=True, connect_timeout=3)
@@ -539,9 +544,9 @@ def _wait_until_serving(port: int, process) -> None:
 
 
 def test_a_move_through_one_server_process_reaches_a_stream_on_another(
-    postgres_database,
+    server_database,
 ):
-    env = _server_env(postgres_database, 0)
+    env = _server_env(server_database, 0)
     subprocess.run(
         [sys.executable, "manage.py", "migrate", "--noinput", "-v", "0"],
         cwd=ROOT,
@@ -554,7 +559,7 @@ def test_a_move_through_one_server_process_reaches_a_stream_on_another(
         subprocess.Popen(
             [sys.executable, "-m", "tictactoe_site.serve"],
             cwd=ROOT,
-            env=_server_env(postgres_database, port),
+            env=_server_env(server_database, port),
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )

@@ -286,7 +286,7 @@ def measure(
     game_ids: list[int],
     streams: int = 200,
     moves: int = 200,
-    concurrency: int = 4,
+    concurrency: int = 1,
 ) -> dict:
     """p50/p95/p99 (ms) from a move's POST returning to its event at each stream
     of that game; `shown` holds the same for the live partial fetched after."""
@@ -348,7 +348,9 @@ def main() -> None:
     parser.add_argument("--games", type=int, default=100)
     parser.add_argument("--streams", type=int, default=200)
     parser.add_argument("--moves", type=int, default=200)
-    parser.add_argument("--concurrency", type=int, default=4)
+    parser.add_argument(
+        "--concurrency", type=int, default=1, help="moves in flight at once"
+    )
     args = parser.parse_args()
     sessions, game_ids = asyncio.run(_setup(args.base_url, args.games))
     result = measure(
