@@ -51,9 +51,9 @@ install: $(STAMP)
 # One server process (uvicorn, see tictactoe_site/serve.py) serves the pages and
 # the live-update streams; it restarts itself when the code changes.
 run: install
-	$(PY) manage.py migrate --noinput
-	DJANGO_DEBUG=$${DJANGO_DEBUG:-1} WEB_RELOAD=$${WEB_RELOAD:-1} HOST=$(HOST) PORT=$(PORT) \
-	  $(PY) -m tictactoe_site.serve
+	export DJANGO_DEBUG=$${DJANGO_DEBUG:-1}; \
+	$(PY) manage.py migrate --noinput && \
+	WEB_RELOAD=$${WEB_RELOAD:-1} HOST=$(HOST) PORT=$(PORT) $(PY) -m tictactoe_site.serve
 
 # Production: debug off (DJANGO_SECRET_KEY required), WEB_CONCURRENCY processes.
 serve: install
