@@ -8,8 +8,9 @@ rules and templates live only on the server.
 Each connection authenticates once, from the session cookie, with Django's own
 session engine and `auth.get_user` (in a thread: they are synchronous). While
 open it costs one small object in the hub, no database query and no thread; a
-comment-free `ping` event every 15 s keeps proxies and the browser's watchdog
-awake. See games.live for how changes reach the hub.
+`ping` event every 15 s keeps proxies awake and lets the page's script notice a
+dead connection (comment lines would be invisible to it). See games.live for how
+changes reach the hub.
 """
 
 import asyncio
