@@ -12,6 +12,7 @@ in-memory database (tests: one process) the hub is told directly.
 """
 
 import asyncio
+import contextlib
 import hashlib
 import json
 import logging
@@ -196,6 +197,8 @@ class Hub:
             self._datagrams = None
         if self._socket_path is not None:
             self._socket_path.unlink(missing_ok=True)
+            with contextlib.suppress(OSError):  # the last process out tidies up
+                self._socket_path.parent.rmdir()
             self._socket_path = None
         for subscribers in [*self.games.values(), *self.lobbies.values()]:
             for subscriber in subscribers:
