@@ -18,7 +18,7 @@ NODE_STAMP := node_modules/.installed
 
 help:
 	@echo "make run        install, migrate the SQLite database, serve at http://$(HOST):$(PORT)"
-	@echo "make serve      production server (gunicorn, debug off): migrate, collectstatic, serve"
+	@echo "make serve      production server (debug off; needs DJANGO_SECRET_KEY): migrate, collectstatic, serve"
 	@echo "make test       install, then run the whole suite on SQLite, and on PostgreSQL if reachable"
 	@echo "make lint       ruff check + ruff format --check"
 	@echo "make format     ruff format + ruff check --fix"
@@ -58,12 +58,14 @@ $(NODE_STAMP): package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
 
+# One server process (uvicorn, see tictactoe_site/serve.py) serves the pages and
+# the live-update streams; in development it restarts itself when the code changes.
 run: install
 	$(DEV) $(PY) manage.py migrate --noinput
-	$(DEV) $(PY) manage.py runserver $(HOST):$(PORT)
+	$(DEV) WEB_RELOAD=$${WEB_RELOAD:-1} HOST=$(HOST) PORT=$(PORT) $(PY) -m tictactoe_site.serve
 
-# Production: needs DJANGO_SECRET_KEY (README, "Deploying"); WEB_CONCURRENCY workers.
-# The server command itself lives in tictactoe_site/gunicorn.conf.py.
+# Production: needs DJANGO_SECRET_KEY (README, "Deploying"); WEB_CONCURRENCY
+# processes (default 2), each serving pages and streams (tictactoe_site/serve.py).
 serve: export DJANGO_DEBUG := 0
 serve: install
 	@[ -n "$$DJANGO_SECRET_KEY" ] || { echo "make serve runs the production server and needs DJANGO_SECRET_KEY:" \
@@ -71,7 +73,7 @@ serve: install
 	  "(README, Deploying). For local development use make run." >&2; exit 1; }
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py collectstatic --noinput --verbosity 0
-	HOST=$(HOST) PORT=$(PORT) exec $(PY) -m gunicorn --config tictactoe_site/gunicorn.conf.py 2>&1
+	WEB_CONCURRENCY=$${WEB_CONCURRENCY:-2} HOST=$(HOST) PORT=$(PORT) exec $(PY) -m tictactoe_site.serve 2>&1
 
 # The suite runs on SQLite (or on DATABASE_URL when given), then once more on
 # PostgreSQL at TEST_POSTGRES_URL when that server answers; REQUIRE_POSTGRES=1

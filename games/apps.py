@@ -6,4 +6,4 @@ class GamesConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self):
-        from . import events  # noqa: F401  (connects the event log receivers)
+        from . import events, live  # noqa: F401  (connect the event receivers)

@@ -300,11 +300,16 @@ def rematch(*, game_id: int, user) -> Game:
         existing = Game.objects.filter(rematch_of=game).first()
         if existing is not None:
             return existing
-        return create_game(
+        rematch_game = create_game(
             creator=game.player_o,
             opponent=game.player_x,
             side="x",
             rematch_of=game,
         )
+        # The finished game's page now links to its rematch: a change its live
+        # viewers must see. Its place in the lobby (updated_at) stays.
+        game.version += 1
+        game.save(update_fields=["version"])
+        return rematch_game
 
     return _atomic_action(action)

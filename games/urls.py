@@ -5,6 +5,8 @@ from . import views
 
 urlpatterns = [
     path("", views.lobby, name="lobby"),
+    path("lobby/live/", views.lobby_live, name="lobby_live"),
+    path("lobby/events/", views.live_stream_unavailable, name="lobby_events"),
     path("accounts/signup/", views.signup, name="signup"),
     path(
         "accounts/login/",
@@ -15,6 +17,12 @@ urlpatterns = [
     path("games/new/", views.new_game, name="new_game"),
     path("games/<int:game_id>/", views.game_detail, name="game_detail"),
     path("games/<int:game_id>/state.json", views.game_state, name="game_state"),
+    path("games/<int:game_id>/live/", views.game_live, name="game_live"),
+    path(
+        "games/<int:game_id>/events/",
+        views.live_stream_unavailable,
+        name="game_events",
+    ),
     path("games/<int:game_id>/move/", views.make_move, name="make_move"),
     path("games/<int:game_id>/join/", views.join_game, name="join_game"),
     path("games/<int:game_id>/forfeit/", views.forfeit_game, name="forfeit_game"),

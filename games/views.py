@@ -8,7 +8,7 @@ from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
 from django.db.models import Case, IntegerField, Q, Value, When
-from django.http import Http404, JsonResponse
+from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
@@ -41,9 +41,9 @@ def status_for(exc: rules.Rejected) -> int:
 
 def _game_or_404(game_id: int) -> Game:
     try:
-        return Game.objects.select_related("player_x", "player_o", "series").get(
-            pk=game_id
-        )
+        return Game.objects.select_related(
+            "player_x", "player_o", "series", "rematch"
+        ).get(pk=game_id)
     except Game.DoesNotExist:
         raise Http404(services.GameNotFound.message) from None
 
@@ -61,6 +61,8 @@ def game_context(game: Game, viewer) -> dict:
         "can_join": game.is_waiting and not game.is_player(viewer),
         "can_rematch": game.is_finished and game.is_player(viewer),
         "viewer_marks": game.marks_for(viewer),
+        # The rematch, once someone started it (joined in by _game_or_404).
+        "rematch": getattr(game, "rematch", None) if game.is_finished else None,
     }
 
 
@@ -86,7 +88,9 @@ def lobby(request):
     return _render_lobby(request, NewGameForm())
 
 
-def _render_lobby(request, form: NewGameForm, status: int = 200):
+def _render_lobby(
+    request, form: NewGameForm, status: int = 200, template="games/lobby.html"
+):
     user = request.user
     mine = Q(player_x=user) | Q(player_o=user)
     players = ("player_x", "player_o")
@@ -134,7 +138,7 @@ def _render_lobby(request, form: NewGameForm, status: int = 200):
         "page": page,
         "has_next": len(finished) > LOBBY_PAGE_SIZE,
     }
-    return render(request, "games/lobby.html", context, status=status)
+    return render(request, template, context, status=status)
 
 
 def _page_number(request) -> int:
@@ -168,6 +172,38 @@ def new_game(request):
 @login_required
 def game_detail(request, game_id: int):
     return _render_game(request, _game_or_404(game_id))
+
+
+@get_only
+@login_required
+def game_live(request, game_id: int):
+    """The live part of the game page, for this viewer: what the page's script
+    fetches when the game's stream announces a new version."""
+    response = render(
+        request,
+        "games/game_detail.html#live",
+        game_context(_game_or_404(game_id), request.user),
+    )
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+@get_only
+@login_required
+def lobby_live(request):
+    """The lobby's game lists (not the new-game form), for the lobby's script."""
+    response = _render_lobby(request, NewGameForm(), template="games/lobby.html#lists")
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+@get_only
+@login_required
+def live_stream_unavailable(request, game_id: int | None = None):
+    """The streams are served by tictactoe_site.asgi, before Django. A plain WSGI
+    server lands here: 204 tells the browser's EventSource not to retry, and the
+    pages keep working without live updates."""
+    return HttpResponse(status=204)
 
 
 @get_only

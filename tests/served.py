@@ -71,7 +71,7 @@ def fresh_database(tmp_dir: Path, suffix: str):
 
 
 class ServedApp:
-    """`make serve` with the production variables, several gunicorn workers."""
+    """`make serve` with the production variables, several server processes."""
 
     def __init__(self, *, database_url: str, tmp_dir: Path, workers: int = 3):
         self.port = free_port()
@@ -114,7 +114,7 @@ class ServedApp:
         raise RuntimeError(f"make serve did not answer in time:\n{self.log()}")
 
     def kill(self) -> None:
-        """kill -9 every process of the server (make, gunicorn master, workers)."""
+        """kill -9 every process of the server (make, the server and its workers)."""
         os.killpg(self.process.pid, signal.SIGKILL)
         self.process.wait(timeout=30)
 

@@ -1,4 +1,4 @@
-"""The production server for real: `make serve` (gunicorn, several worker
+"""The production server for real: `make serve` (uvicorn, several worker
 processes) on its own database of the current pass's engine, driven over HTTP.
 
 Proves that concurrent players, double clicks, moves out of turn and forfeits

@@ -1,0 +1,337 @@
+"""Live updates: who must hear that a game changed, and how the news travels.
+
+Every change to a game (create, join, move, forfeit, end) is published once, from
+the game events (after commit). A `Change` names the game, its new version and
+whose lobbies care. The `Hub` of each server process keeps, per open stream, only
+the latest version (bounded memory), and wakes the streams that care.
+
+Between processes the news travels through PostgreSQL's LISTEN/NOTIFY. With a
+SQLite file (all processes on one host) it travels as datagrams to a Unix socket
+per process, in a private directory named after the database file; with an
+in-memory database (tests: one process) the hub is told directly.
+"""
+
+import asyncio
+import contextlib
+import hashlib
+import json
+import logging
+import os
+import secrets
+import socket
+import tempfile
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+from django.db import connection
+from django.dispatch import receiver
+
+from . import events
+from .models import Game
+
+logger = logging.getLogger("games.live")
+
+CHANNEL = "games_live"
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    game_id: int
+    version: int
+    player_ids: tuple[int, ...]
+    # True when the list of open games changed (a game opened or was joined).
+    open_games: bool = False
+
+    def to_json(self) -> str:
+        return json.dumps(
+            [self.game_id, self.version, list(self.player_ids), self.open_games]
+        )
+
+    @classmethod
+    def from_json(cls, text: str) -> "Change":
+        game_id, version, player_ids, open_games = json.loads(text)
+        return cls(int(game_id), int(version), tuple(player_ids), bool(open_games))
+
+
+def uses_postgres() -> bool:
+    return connection.vendor == "postgresql"
+
+
+def socket_directory() -> Path | None:
+    """Where the processes sharing this SQLite file meet; None when in memory."""
+    if connection.vendor != "sqlite":
+        return None
+    name = str(connection.settings_dict["NAME"])
+    if name == ":memory:" or "mode=memory" in name:
+        return None
+    digest = hashlib.sha256(str(Path(name).resolve()).encode()).hexdigest()[:16]
+    return Path(tempfile.gettempdir()) / f"tictactoe-live-{digest}"
+
+
+_sender = threading.local()
+
+
+def _send_datagrams(directory: Path, payload: bytes) -> None:
+    """One datagram to each process's socket; a dead process's socket is removed."""
+    sender = getattr(_sender, "socket", None)
+    if sender is None:
+        sender = _sender.socket = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        sender.setblocking(False)
+    for path in directory.glob("*.sock"):
+        try:
+            sender.sendto(payload, str(path))
+        except (ConnectionRefusedError, FileNotFoundError):
+            path.unlink(missing_ok=True)
+        except OSError:
+            logger.warning("live update not delivered to %s", path)
+
+
+def publish(change: Change) -> None:
+    """Tell every server process. Runs in the request's thread, after commit."""
+    if uses_postgres():
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_notify(%s, %s)", [CHANNEL, change.to_json()])
+        return
+    directory = socket_directory()
+    if directory is not None and directory.is_dir():
+        _send_datagrams(directory, change.to_json().encode())
+    else:
+        hub.deliver_threadsafe(change)
+
+
+def _change_for(game: Game, *, open_games: bool = False) -> Change:
+    players = tuple(pk for pk in {game.player_x_id, game.player_o_id} if pk is not None)
+    return Change(game.pk, game.version, players, open_games)
+
+
+@receiver(events.game_created, dispatch_uid="live_game_created")
+def publish_game_created(sender, *, game, **kwargs):
+    publish(_change_for(game, open_games=game.is_waiting))
+    if game.rematch_of_id is not None:
+        # The finished game's page now links to its rematch (services bumped
+        # its version): its viewers must hear about it too.
+        old = Game.objects.only("version", "player_x", "player_o").get(
+            pk=game.rematch_of_id
+        )
+        publish(_change_for(old))
+
+
+@receiver(events.game_joined, dispatch_uid="live_game_joined")
+def publish_game_joined(sender, *, game, **kwargs):
+    publish(_change_for(game, open_games=True))
+
+
+@receiver(events.move_made, dispatch_uid="live_move_made")
+def publish_move_made(sender, *, game, **kwargs):
+    publish(_change_for(game))
+
+
+@receiver(events.game_ended, dispatch_uid="live_game_ended")
+def publish_game_forfeited(sender, *, game, status, **kwargs):
+    # A game that ends by a move was published by move_made already.
+    if status in (Game.Status.X_FORFEITS, Game.Status.O_FORFEITS):
+        publish(_change_for(game))
+
+
+class Subscriber:
+    """One open stream: the latest news it has not sent yet, and a wake-up."""
+
+    __slots__ = ("_event", "pending", "closed")
+
+    def __init__(self) -> None:
+        self._event = asyncio.Event()
+        self.pending = 0  # the newest version (or a counter) not yet sent
+        self.closed = False
+
+    def notify(self, version: int) -> None:
+        if version > self.pending:
+            self.pending = version
+        self._event.set()
+
+    def close(self) -> None:
+        self.closed = True
+        self._event.set()
+
+    async def wait(self, timeout: float) -> bool:
+        """True when there is news (or the stream closed), False on timeout."""
+        try:
+            await asyncio.wait_for(self._event.wait(), timeout)
+        except TimeoutError:
+            return False
+        self._event.clear()
+        return True
+
+
+class Hub:
+    """The streams of this process, by game and by lobby user."""
+
+    def __init__(self) -> None:
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.games: dict[int, set[Subscriber]] = {}
+        self.lobbies: dict[int, set[Subscriber]] = {}
+        self._lobby_counter = 0
+        self._listener: asyncio.Task | None = None
+        self._datagrams: asyncio.DatagramTransport | None = None
+        self._socket_path: Path | None = None
+
+    # Life cycle (ASGI lifespan) -------------------------------------------------
+
+    def start(self) -> None:
+        """Bind to the running event loop; on PostgreSQL, start listening."""
+        self.loop = asyncio.get_running_loop()
+        if uses_postgres() and (self._listener is None or self._listener.done()):
+            self._listener = asyncio.create_task(self._listen_postgres())
+        directory = socket_directory()
+        if directory is not None and self._socket_path is None:
+            self._socket_path = directory / f"{os.getpid()}-{secrets.token_hex(4)}.sock"
+            self._listener = asyncio.create_task(self._listen_datagrams(directory))
+            self._listener.add_done_callback(_log_failure)
+
+    def stop(self) -> None:
+        if self._listener is not None:
+            self._listener.cancel()
+            self._listener = None
+        if self._datagrams is not None:
+            self._datagrams.close()
+            self._datagrams = None
+        if self._socket_path is not None:
+            self._socket_path.unlink(missing_ok=True)
+            with contextlib.suppress(OSError):  # the last process out tidies up
+                self._socket_path.parent.rmdir()
+            self._socket_path = None
+        for subscribers in [*self.games.values(), *self.lobbies.values()]:
+            for subscriber in subscribers:
+                subscriber.close()
+        self.games.clear()
+        self.lobbies.clear()
+        self.loop = None
+
+    # Subscriptions (called on the event loop) -----------------------------------
+
+    def subscribe_game(self, game_id: int) -> Subscriber:
+        if self.loop is not asyncio.get_running_loop():
+            self.start()
+        subscriber = Subscriber()
+        self.games.setdefault(game_id, set()).add(subscriber)
+        return subscriber
+
+    def subscribe_lobby(self, user_id: int) -> Subscriber:
+        if self.loop is not asyncio.get_running_loop():
+            self.start()
+        subscriber = Subscriber()
+        self.lobbies.setdefault(user_id, set()).add(subscriber)
+        return subscriber
+
+    def unsubscribe(self, key: int, subscriber: Subscriber, *, lobby=False) -> None:
+        table = self.lobbies if lobby else self.games
+        subscribers = table.get(key)
+        if subscribers is not None:
+            subscribers.discard(subscriber)
+            if not subscribers:
+                del table[key]
+
+    # Delivery ------------------------------------------------------------------
+
+    def deliver(self, change: Change) -> None:
+        """Wake the streams that care. Runs on the event loop."""
+        for subscriber in self.games.get(change.game_id, ()):
+            subscriber.notify(change.version)
+        self._lobby_counter += 1
+        if change.open_games:
+            lobby_subscribers = [s for group in self.lobbies.values() for s in group]
+        else:
+            lobby_subscribers = [
+                s for pk in change.player_ids for s in self.lobbies.get(pk, ())
+            ]
+        for subscriber in lobby_subscribers:
+            subscriber.notify(self._lobby_counter)
+
+    def deliver_threadsafe(self, change: Change) -> None:
+        loop = self.loop
+        if loop is not None and not loop.is_closed():
+            loop.call_soon_threadsafe(self.deliver, change)
+
+    def _catch_up(self, versions: dict[int, int]) -> None:
+        for game_id, version in versions.items():
+            for subscriber in self.games.get(game_id, ()):
+                subscriber.notify(version)
+        self._lobby_counter += 1
+        for group in self.lobbies.values():
+            for subscriber in group:
+                subscriber.notify(self._lobby_counter)
+
+    async def _listen_postgres(self) -> None:
+        """LISTEN for changes from every process; reconnect and catch up on loss."""
+        import psycopg
+
+        params = _listener_params()
+        delay = 0.5
+        while True:
+            try:
+                async with await psycopg.AsyncConnection.connect(
+                    **params, autocommit=True
+                ) as conn:
+                    await conn.execute(f"LISTEN {CHANNEL}")
+                    # Changes made before LISTEN took effect (at start, or while
+                    # reconnecting) were not heard: wake every stream with the
+                    # current version of its game.
+                    await self._resync(conn)
+                    delay = 0.5
+                    async for notify in conn.notifies():
+                        try:
+                            self.deliver(Change.from_json(notify.payload))
+                        except (ValueError, TypeError):
+                            logger.warning("ignored live payload %r", notify.payload)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                logger.exception("live listener lost its connection; retrying")
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 10)
+
+    async def _listen_datagrams(self, directory: Path) -> None:
+        hub = self
+
+        class Receiver(asyncio.DatagramProtocol):
+            def datagram_received(self, data, addr):
+                try:
+                    hub.deliver(Change.from_json(data.decode()))
+                except (ValueError, TypeError):
+                    logger.warning("ignored live datagram %r", data[:100])
+
+        directory.mkdir(mode=0o700, exist_ok=True)
+        # Bound here: uvloop takes a ready socket but not a Unix local_addr.
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        sock.bind(str(self._socket_path))
+        sock.setblocking(False)
+        self._datagrams, _ = await self.loop.create_datagram_endpoint(
+            Receiver, sock=sock
+        )
+
+    async def _resync(self, conn) -> None:
+        ids = list(self.games)
+        versions: dict[int, int] = {}
+        if ids:
+            table = Game._meta.db_table
+            cursor = await conn.execute(
+                f"SELECT id, version FROM {table} WHERE id = ANY(%s)", [ids]
+            )
+            versions = dict(await cursor.fetchall())
+        self._catch_up(versions)
+
+
+def _log_failure(task: asyncio.Task) -> None:
+    if not task.cancelled() and task.exception() is not None:
+        logger.error("live updates cannot listen", exc_info=task.exception())
+
+
+def _listener_params() -> dict:
+    """libpq parameters of the default database, for the listening connection."""
+    params = connection.get_connection_params()
+    for key in ("cursor_factory", "context", "prepare_threshold"):
+        params.pop(key, None)
+    return params
+
+
+hub = Hub()

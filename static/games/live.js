@@ -1,0 +1,195 @@
+// Live updates for the game page and the lobby.
+//
+// The server's stream (Server-Sent Events) only says "version N" (game page) or
+// "refresh" (lobby). This script then fetches the part of the page that the
+// server renders for this viewer and swaps it in: the rules and the markup live
+// on the server only. Without JavaScript the pages work as before.
+(function () {
+  "use strict";
+
+  var game = document.getElementById("game");
+  var lobby = document.getElementById("lobby-lists");
+  var root = game || lobby;
+  if (!root || !window.EventSource || !window.fetch) {
+    return;
+  }
+
+  var WATCHDOG_MS = 45000; // the server pings every 15 s
+  var MAX_RETRY_MS = 30000;
+  var source = null;
+  var retryMs = 1000;
+  var retryTimer = null;
+  var watchdog = null;
+  var missedSomething = false;
+  var fetching = false;
+  var fetchAgain = false;
+
+  function liveState() {
+    return root.querySelector(".live-state");
+  }
+
+  function shownVersion() {
+    var state = liveState();
+    return state ? Number(state.dataset.version) : 0;
+  }
+
+  // Where focus was, so that a keyboard player keeps their place after a swap.
+  function focusKey() {
+    var active = document.activeElement;
+    if (!active || !root.contains(active)) {
+      return null;
+    }
+    return active.getAttribute("aria-label") || active.textContent.trim();
+  }
+
+  function restoreFocus(key) {
+    if (key === null) {
+      return;
+    }
+    var candidates = root.querySelectorAll("button, a, summary");
+    for (var i = 0; i < candidates.length; i += 1) {
+      var element = candidates[i];
+      var label = element.getAttribute("aria-label") || element.textContent.trim();
+      if (label === key) {
+        element.focus();
+        return;
+      }
+    }
+  }
+
+  function swap(html) {
+    var template = document.createElement("template");
+    template.innerHTML = html;
+    var incoming = template.content.querySelector(".live-state");
+    if (game && incoming && Number(incoming.dataset.version) < shownVersion()) {
+      return; // an older answer overtaken by a newer one
+    }
+    var key = focusKey();
+    var openDetails = root.querySelectorAll("details[open]").length > 0;
+    root.replaceChildren(template.content);
+    if (openDetails) {
+      var details = root.querySelector("details");
+      if (details) {
+        details.open = true;
+      }
+    }
+    restoreFocus(key);
+    var state = liveState();
+    if (state) {
+      document.title = state.dataset.title;
+      root.dataset.version = state.dataset.version;
+    }
+    var turn = root.querySelector(".turn");
+    var announcer = document.getElementById("live-announcer");
+    if (turn && announcer && announcer.textContent !== turn.textContent) {
+      announcer.textContent = turn.textContent;
+    }
+  }
+
+  // One fetch at a time; news that arrives meanwhile triggers one more.
+  function refresh() {
+    if (fetching) {
+      fetchAgain = true;
+      return;
+    }
+    fetching = true;
+    fetch(root.dataset.live + window.location.search, {
+      credentials: "same-origin",
+      cache: "no-store",
+      headers: { Accept: "text/html" },
+    })
+      .then(function (response) {
+        if (response.redirected) {
+          window.location.reload(); // logged out: show the login page
+          return null;
+        }
+        return response.ok ? response.text() : null;
+      })
+      .then(function (html) {
+        if (html !== null) {
+          swap(html);
+        }
+      })
+      .catch(function () {
+        missedSomething = true;
+      })
+      .then(function () {
+        fetching = false;
+        if (fetchAgain) {
+          fetchAgain = false;
+          refresh();
+        }
+      });
+  }
+
+  function resetWatchdog() {
+    clearTimeout(watchdog);
+    watchdog = setTimeout(function () {
+      missedSomething = true;
+      connect(); // silent for too long (e.g. after sleep): start afresh
+    }, WATCHDOG_MS);
+  }
+
+  function retryLater() {
+    if (source) {
+      source.close();
+    }
+    clearTimeout(retryTimer);
+    retryTimer = setTimeout(connect, retryMs);
+    retryMs = Math.min(retryMs * 2, MAX_RETRY_MS);
+  }
+
+  function connect() {
+    clearTimeout(retryTimer);
+    if (source) {
+      source.close();
+    }
+    // The server sends the current version at once if it differs from ours.
+    var url = root.dataset.events + (game ? "?v=" + shownVersion() : "");
+    source = new EventSource(url);
+    source.onopen = function () {
+      retryMs = 1000;
+      resetWatchdog();
+      if (lobby && missedSomething) {
+        refresh();
+      }
+      missedSomething = false;
+    };
+    source.onmessage = function (event) {
+      resetWatchdog();
+      if (Number(event.data) > shownVersion()) {
+        refresh();
+      }
+    };
+    source.addEventListener("lobby", function () {
+      resetWatchdog();
+      refresh();
+    });
+    source.addEventListener("ping", resetWatchdog);
+    source.onerror = function () {
+      missedSomething = true;
+      if (source.readyState === EventSource.CLOSED) {
+        retryLater(); // refused or unavailable: the browser gave up, we do not
+      }
+    };
+  }
+
+  function reconnectIfClosed() {
+    if (!source || source.readyState === EventSource.CLOSED) {
+      connect();
+    }
+  }
+
+  document.addEventListener("visibilitychange", function () {
+    if (!document.hidden) {
+      reconnectIfClosed();
+    }
+  });
+  window.addEventListener("online", connect);
+  window.addEventListener("pageshow", function (event) {
+    if (event.persisted) {
+      connect(); // restored from the back/forward cache
+    }
+  });
+  connect();
+})();

@@ -1,0 +1,600 @@
+"""Live play: the streams, the live partials, and changes crossing processes.
+
+The streams are driven through the ASGI application itself (tictactoe_site.asgi),
+as a server would; waits are bounded (asyncio.wait_for / queue timeouts), never
+sleeps. The cross-process test starts two real server processes on PostgreSQL.
+"""
+
+import asyncio
+import os
+import queue
+import re
+import secrets
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.parse
+import urllib.request
+from http.client import HTTPConnection
+from http.cookiejar import CookieJar
+from pathlib import Path
+
+import pytest
+from django.db import connection
+from django.urls import reverse
+
+from games import services, streams
+from games.live import Change, Subscriber, hub
+from tictactoe_site.asgi import application
+
+BOUND = 10.0  # seconds: generous for a loaded CI machine, never slept
+
+
+@pytest.fixture(autouse=True)
+def fresh_hub():
+    yield
+    hub.stop()
+
+
+def sessionid(client) -> str:
+    return client.cookies["sessionid"].value
+
+
+class Stream:
+    """One request to the ASGI app, read as the browser's EventSource would."""
+
+    def __init__(self, path: str, *, cookie: str = "", headers=(), method="GET"):
+        path, _, query = path.partition("?")
+        raw_headers = [(b"host", b"127.0.0.1")]
+        if cookie:
+            raw_headers.append((b"cookie", f"sessionid={cookie}".encode()))
+        raw_headers += [(k.encode(), v.encode()) for k, v in headers]
+        self.scope = {
+            "type": "http",
+            "asgi": {"version": "3.0"},
+            "http_version": "1.1",
+            "method": method,
+            "scheme": "http",
+            "path": path,
+            "raw_path": path.encode(),
+            "query_string": query.encode(),
+            "root_path": "",
+            "headers": raw_headers,
+            "client": ("127.0.0.1", 50000),
+            "server": ("127.0.0.1", 80),
+        }
+        self.messages: asyncio.Queue = asyncio.Queue()
+        self._gone = asyncio.Event()
+        self._asked = False
+        self._buffer = ""
+        self.task = asyncio.create_task(
+            application(self.scope, self._receive, self._send)
+        )
+
+    async def _receive(self):
+        if not self._asked:
+            self._asked = True
+            return {"type": "http.request", "body": b"", "more_body": False}
+        await self._gone.wait()
+        return {"type": "http.disconnect"}
+
+    async def _send(self, message):
+        await self.messages.put(message)
+
+    async def response(self) -> tuple[int, dict, bytes]:
+        start = await asyncio.wait_for(self.messages.get(), BOUND)
+        headers = {k.decode(): v.decode() for k, v in start["headers"]}
+        body = b""
+        if not headers.get("content-type", "").startswith("text/event-stream"):
+            message = await asyncio.wait_for(self.messages.get(), BOUND)
+            body = message["body"]
+        return start["status"], headers, body
+
+    async def event(self) -> dict:
+        """The next dispatched SSE event (retry lines skipped), as its fields."""
+        while True:
+            if "\n\n" in self._buffer:
+                block, self._buffer = self._buffer.split("\n\n", 1)
+                fields = dict(
+                    line.split(": ", 1) if ": " in line else (line.rstrip(":"), "")
+                    for line in block.split("\n")
+                )
+                if "data" in fields:
+                    return fields
+                continue
+            message = await asyncio.wait_for(self.messages.get(), BOUND)
+            self._buffer += message["body"].decode()
+
+    async def close(self):
+        self._gone.set()
+        await asyncio.wait_for(self.task, BOUND)
+
+
+def run(coroutine):
+    return asyncio.run(coroutine)
+
+
+def move(game, user, row, col):
+    return services.play_move(game_id=game.pk, user=user, row=row, col=col)
+
+
+async def in_thread(action, *args, **kwargs):
+    """Run a service call in another thread, as a request in another worker would."""
+
+    def call():
+        try:
+            return action(*args, **kwargs)
+        finally:
+            connection.close()
+
+    return await asyncio.to_thread(call)
+
+
+# The game stream ------------------------------------------------------------------
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_move_made_in_another_thread_reaches_the_stream(
+    game, alice, carol, client_for
+):
+    cookie = sessionid(client_for(carol))  # a spectator
+
+    async def scenario():
+        stream = Stream(f"/games/{game.pk}/events/?v={game.version}", cookie=cookie)
+        status, headers, _ = await stream.response()
+        assert status == 200
+        assert headers["content-type"] == "text/event-stream; charset=utf-8"
+        assert headers["cache-control"] == "no-store"
+        await in_thread(move, game, alice, 1, 1)
+        event = await stream.event()
+        await stream.close()
+        return event
+
+    assert run(scenario()) == {
+        "id": str(game.version + 1),
+        "data": str(game.version + 1),
+    }
+    assert hub.games == {}, "the stream unsubscribed when the client left"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_stream_opened_with_an_old_version_gets_the_current_one_at_once(
+    game, alice, bob, client_for
+):
+    cookie = sessionid(client_for(bob))
+    move(game, alice, 0, 0)
+    game.refresh_from_db()
+
+    async def scenario():
+        stream = Stream(f"/games/{game.pk}/events/?v=1", cookie=cookie)
+        await stream.response()
+        event = await stream.event()
+        await stream.close()
+        return event
+
+    assert run(scenario()) == {"id": str(game.version), "data": str(game.version)}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_reconnecting_with_last_event_id_receives_exactly_what_it_missed(
+    game, alice, bob, client_for, play
+):
+    bob_client = client_for(bob)
+    cookie = sessionid(bob_client)
+    seen = game.version
+
+    # While bob's page is disconnected, two moves are made.
+    game = play(game, (0, 0), (1, 1))
+    missed = game.version
+    assert missed == seen + 2
+
+    async def reconnect(last_event_id):
+        stream = Stream(
+            f"/games/{game.pk}/events/?v=1",
+            cookie=cookie,
+            headers=[("last-event-id", str(last_event_id))],
+        )
+        await stream.response()
+        return stream
+
+    async def scenario():
+        stream = await reconnect(seen)
+        caught_up = await stream.event()
+        await stream.close()
+        # Reconnecting up to date sends nothing until the next change: no repeat.
+        stream = await reconnect(missed)
+        await in_thread(move, game, alice, 2, 2)
+        following = await stream.event()
+        await stream.close()
+        return caught_up, following
+
+    caught_up, following = run(scenario())
+    assert caught_up == {"id": str(missed), "data": str(missed)}
+    assert following == {"id": str(missed + 1), "data": str(missed + 1)}
+    # What the page then fetches shows the missed moves, once each.
+    html = bob_client.get(reverse("game_live", args=[game.pk])).content.decode()
+    assert html.count("<li>1. X (0, 0)</li>") == 1
+    assert html.count("<li>2. O (1, 1)</li>") == 1
+    assert html.count("<li>3. X (2, 2)</li>") == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_forfeit_join_and_rematch_reach_the_stream(alice, bob, client_for):
+    cookie = sessionid(client_for(bob))
+    open_game = services.create_game(creator=alice, opponent=None, side="x")
+
+    async def next_version(stream, action):
+        await in_thread(action)
+        return int((await stream.event())["id"])
+
+    async def scenario():
+        stream = Stream(f"/games/{open_game.pk}/events/?v=1", cookie=cookie)
+        await stream.response()
+        joined = await next_version(
+            stream, lambda: services.join_game(game_id=open_game.pk, user=bob)
+        )
+        forfeited = await next_version(
+            stream, lambda: services.forfeit(game_id=open_game.pk, user=alice)
+        )
+        rematched = await next_version(
+            stream, lambda: services.rematch(game_id=open_game.pk, user=bob)
+        )
+        await stream.close()
+        return joined, forfeited, rematched
+
+    assert run(scenario()) == (2, 3, 4)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_lobby_stream_hears_about_own_games_and_open_games_only(
+    alice, bob, carol, client_for
+):
+    cookie = sessionid(client_for(bob))
+
+    async def scenario():
+        stream = Stream("/lobby/events/", cookie=cookie)
+        status, _, _ = await stream.response()
+        assert status == 200
+        await in_thread(services.create_game, creator=alice, opponent=bob, side="x")
+        against_bob = await stream.event()
+        await in_thread(services.create_game, creator=carol, opponent=alice, side="x")
+        await in_thread(services.create_game, creator=carol, opponent=None, side="x")
+        open_game = await stream.event()
+        await stream.close()
+        return against_bob, open_game
+
+    against_bob, open_game = run(scenario())
+    assert against_bob == {"event": "lobby", "data": "refresh"}
+    assert open_game == {"event": "lobby", "data": "refresh"}
+
+
+def test_a_subscriber_keeps_only_the_latest_version():
+    async def scenario():
+        subscriber = Subscriber()
+        for version in (3, 7, 5):
+            subscriber.notify(version)
+        assert await subscriber.wait(BOUND)
+        assert not await subscriber.wait(0.01)  # one wake-up for the burst
+        return subscriber.pending
+
+    assert run(scenario()) == 7
+
+
+def test_change_round_trips_through_the_notify_payload():
+    change = Change(12, 5, (1, 2), open_games=True)
+    assert Change.from_json(change.to_json()) == change
+
+
+# Refusals -------------------------------------------------------------------------
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize(
+    ("path", "method", "logged_in", "status", "message"),
+    [
+        ("/games/{id}/events/", "GET", False, 403, "Log in to watch games."),
+        ("/lobby/events/", "GET", False, 403, "Log in to see your lobby."),
+        ("/games/999999/events/", "GET", True, 404, "There is no such game."),
+        (
+            "/games/{id}/events/",
+            "POST",
+            True,
+            405,
+            "This address only accepts GET and HEAD requests.",
+        ),
+    ],
+)
+def test_streams_refuse(
+    game, carol, client_for, path, method, logged_in, status, message
+):
+    cookie = sessionid(client_for(carol)) if logged_in else "not-a-session"
+
+    async def scenario():
+        stream = Stream(path.format(id=game.pk), cookie=cookie, method=method)
+        response = await stream.response()
+        await stream.close()
+        return response
+
+    got_status, headers, body = run(scenario())
+    assert (got_status, body.decode()) == (status, message)
+    if status == 405:
+        assert headers["allow"] == "GET, HEAD"
+    assert hub.games == {}
+    assert hub.lobbies == {}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_stream_refuses_an_unknown_host(game, carol, client_for):
+    cookie = sessionid(client_for(carol))
+
+    async def scenario():
+        stream = Stream(f"/games/{game.pk}/events/", cookie=cookie)
+        stream.scope["headers"][0] = (b"host", b"evil.example")
+        response = await stream.response()
+        await stream.close()
+        return response
+
+    status, _, body = run(scenario())
+    assert (status, body) == (400, b"Bad request: unknown host.")
+
+
+def test_stream_routes_match_the_url_names():
+    assert streams.route(reverse("game_events", args=[7])) is not None
+    assert streams.route(reverse("lobby_events")) is streams.lobby_stream
+    assert streams.route(reverse("game_live", args=[7])) is None
+    assert streams.route("/games/7/events/extra") is None
+
+
+@pytest.mark.parametrize("name", ["game_events", "lobby_events"])
+def test_stream_urls_under_a_plain_wsgi_server_answer_204(name, game, client_for, bob):
+    args = [game.pk] if name == "game_events" else []
+    response = client_for(bob).get(reverse(name, args=args))
+    assert response.status_code == 204
+
+
+# The live partials ------------------------------------------------------------------
+
+
+@pytest.mark.django_db
+def test_live_partial_for_the_player_to_move_has_the_buttons(
+    game, alice, client_for, django_assert_num_queries
+):
+    client = client_for(alice)
+    with django_assert_num_queries(3):  # session, user, game (players, series joined)
+        response = client.get(reverse("game_live", args=[game.pk]))
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert response["Cache-Control"] == "no-store"
+    assert "<html" not in html
+    assert html.count('class="cell-button"') == 9
+    assert f'data-version="{game.version}"' in html
+    assert 'data-title="● Your turn — Game' in html
+
+
+@pytest.mark.django_db
+def test_live_partial_for_the_waiting_player_and_a_spectator_has_no_buttons(
+    game, bob, carol, client_for
+):
+    for user in (bob, carol):
+        response = client_for(user).get(reverse("game_live", args=[game.pk]))
+        html = response.content.decode()
+        assert response.status_code == 200
+        assert "cell-button" not in html
+        assert "Waiting for alice (X)." in html
+        assert 'data-title="Game' in html
+
+
+@pytest.mark.django_db
+def test_live_partial_of_a_finished_game_links_to_its_rematch(
+    game, bob, carol, client_for, play
+):
+    game = play(game, (0, 0), (1, 0), (0, 1), (1, 1), (0, 2))
+    rematch = services.rematch(game_id=game.pk, user=bob)
+    html = client_for(carol).get(reverse("game_live", args=[game.pk])).content.decode()
+    assert f'href="/games/{rematch.pk}/"' in html
+    assert f"Watch the rematch (game {rematch.pk})" in html
+    assert 'data-title="alice (X) wins! — Game' in html
+    html = client_for(bob).get(reverse("game_live", args=[game.pk])).content.decode()
+    assert f"Go to the rematch (game {rematch.pk})" in html
+
+
+@pytest.mark.django_db
+def test_live_partial_status_codes(game, bob, client, client_for):
+    url = reverse("game_live", args=[game.pk])
+    response = client.get(url)
+    assert response.status_code == 302
+    assert response["Location"] == f"{reverse('login')}?next={url}"
+    assert client_for(bob).get(reverse("game_live", args=[999999])).status_code == 404
+    response = client_for(bob).post(url)
+    assert response.status_code == 405
+    assert response["Allow"] == "GET, HEAD"
+
+
+@pytest.mark.django_db
+def test_lobby_live_partial_lists_games_without_the_form(
+    game, alice, client_for, django_assert_num_queries
+):
+    client = client_for(alice)
+    with django_assert_num_queries(5):  # session, user, active, open, finished
+        response = client.get(reverse("lobby_live"))
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert f"Game {game.pk}: alice (X) vs bob (O)" in html
+    assert "Your turn." in html
+    assert 'name="opponent"' not in html
+
+
+@pytest.mark.django_db
+def test_game_page_loads_the_live_script_and_refreshes_without_it(
+    game, alice, bob, client_for
+):
+    waiting = client_for(bob).get(reverse("game_detail", args=[game.pk]))
+    html = waiting.content.decode()
+    assert '<script src="/static/games/live.js" defer></script>' in html
+    assert '<noscript><meta http-equiv="refresh" content="5"></noscript>' in html
+    assert f'data-events="/games/{game.pk}/events/"' in html
+    moving = client_for(alice).get(reverse("game_detail", args=[game.pk]))
+    assert "http-equiv" not in moving.content.decode()
+    assert "<title>● Your turn — Game" in moving.content.decode()
+
+
+# Through real server processes ---------------------------------------------------
+
+
+POSTGRES_URL = os.environ.get(
+    "LIVE_TEST_POSTGRES_URL", "postgres://postgres@127.0.0.1:5432/postgres"
+)
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class Browser:
+    """A cookie jar and forms with CSRF tokens, over plain HTTP."""
+
+    def __init__(self):
+        self.jar = CookieJar()
+        self.opener = urllib.request.build_opener(
+            urllib.request.HTTPCookieProcessor(self.jar)
+        )
+
+    def get(self, url):
+        with self.opener.open(url, timeout=BOUND) as response:
+            return response.geturl(), response.read().decode()
+
+    def post(self, url, form_url, **fields):
+        _, html = self.get(form_url)
+        fields["csrfmiddlewaretoken"] = re.search(
+            r'name="csrfmiddlewaretoken" value="([^"]+)"', html
+        )[1]
+        data = urllib.parse.urlencode(fields).encode()
+        with self.opener.open(url, data=data, timeout=BOUND) as response:
+            return response.geturl(), response.read().decode()
+
+    def cookie(self, name):
+        return next(c.value for c in self.jar if c.name == name)
+
+
+def _events(port, path, session, found: queue.Queue):
+    connection = HTTPConnection("127.0.0.1", port, timeout=BOUND * 3)
+    connection.request("GET", path, headers={"Cookie": f"sessionid={session}"})
+    response = connection.getresponse()
+    found.put(("status", response.status))
+    for raw in response:
+        line = raw.decode().strip()
+        if line.startswith("id: "):
+            found.put(("id", int(line[4:])))
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def server_database(request, tmp_path):
+    """A database of its own for the server processes: a SQLite file, or a fresh
+    PostgreSQL database (skipped, and said so, only when PostgreSQL is down)."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'live.sqlite3'}"
+        return
+    psycopg = pytest.importorskip("psycopg")
+    try:
+        admin = psycopg.connect(POSTGRES_URL, autocommit=True, connect_timeout=3)
+    except psycopg.OperationalError as exc:
+        pytest.skip(f"PostgreSQL unreachable at {POSTGRES_URL}: {exc}")
+    prefix = os.environ.get("LIVE_TEST_DB_PREFIX", "test_live_")
+    name = f"{prefix}{secrets.token_hex(4)}"
+    admin.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield POSTGRES_URL.rsplit("/", 1)[0] + "/" + name
+    finally:
+        admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        admin.close()
+
+
+def _server_env(database_url: str, port: int) -> dict:
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith(("DJANGO_", "WEB_", "PYTEST"))
+    }
+    env.update(
+        DATABASE_URL=database_url,
+        DJANGO_SETTINGS_MODULE="tests.settings",
+        DJANGO_ALLOWED_HOSTS="127.0.0.1",
+        HOST="127.0.0.1",
+        PORT=str(port),
+        GAMES_LOG_LEVEL="WARNING",
+    )
+    return env
+
+
+def _wait_until_serving(port: int, process) -> None:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        assert process.poll() is None, "the server process exited"
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1):
+                return
+        except OSError:
+            time.sleep(0.1)  # polling for a port, bounded by the deadline
+    raise AssertionError(f"no server on port {port}")
+
+
+def test_a_move_through_one_server_process_reaches_a_stream_on_another(
+    server_database,
+):
+    env = _server_env(server_database, 0)
+    subprocess.run(
+        [sys.executable, "manage.py", "migrate", "--noinput", "-v", "0"],
+        cwd=ROOT,
+        env=env,
+        check=True,
+        timeout=300,
+    )
+    ports = [_free_port(), _free_port()]
+    servers = [
+        subprocess.Popen(
+            [sys.executable, "-m", "tictactoe_site.serve"],
+            cwd=ROOT,
+            env=_server_env(server_database, port),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        for port in ports
+    ]
+    try:
+        for port, process in zip(ports, servers, strict=True):
+            _wait_until_serving(port, process)
+        a, b = (f"http://127.0.0.1:{port}" for port in ports)
+        alice, bob = Browser(), Browser()
+        for browser, name in ((alice, "alice"), (bob, "bob")):
+            browser.post(
+                f"{b}/accounts/signup/",
+                f"{b}/accounts/signup/",
+                username=name,
+                password1="a-long-test-password-42",
+                password2="a-long-test-password-42",
+            )
+        game_url, _ = alice.post(f"{b}/games/new/", f"{b}/", opponent="bob", side="x")
+        game_path = urllib.parse.urlsplit(game_url).path
+
+        # bob watches on server A; alice moves through server B.
+        found: queue.Queue = queue.Queue()
+        threading.Thread(
+            target=_events,
+            args=(ports[0], f"{game_path}events/?v=1", bob.cookie("sessionid"), found),
+            daemon=True,
+        ).start()
+        assert found.get(timeout=BOUND) == ("status", 200)
+        alice.post(f"{b}{game_path}move/", f"{b}{game_path}", row=1, col=1, ply=0)
+        assert found.get(timeout=BOUND) == ("id", 2)
+        _, html = bob.get(f"{a}{game_path}live/")
+        assert "<li>1. X (1, 1)</li>" in html
+    finally:
+        for process in servers:
+            process.terminate()
+        for process in servers:
+            process.wait(timeout=30)

@@ -1,0 +1,69 @@
+"""Run the site: `python -m tictactoe_site.serve` (what `make run` and `make serve` do).
+
+One uvicorn server (httptools, uvloop) per worker process runs
+tictactoe_site.asgi. Settings come from the environment:
+
+HOST (127.0.0.1), PORT (8000), WEB_CONCURRENCY (worker processes, 1),
+WEB_THREADS (page threads per process, 4), WEB_RELOAD (1: restart on code
+changes, for development), WEB_ACCESS_LOG (1: log every request),
+FORWARDED_ALLOW_IPS (proxies whose X-Forwarded-* headers are trusted, 127.0.0.1).
+"""
+
+import os
+import socket
+
+import uvicorn
+from uvicorn.supervisors import ChangeReload, Multiprocess
+
+APP = "tictactoe_site.asgi:application"
+
+
+class Config(uvicorn.Config):
+    def bind_socket(self) -> socket.socket:
+        """uvicorn binds the shared socket itself for several workers or reload;
+        its accepted connections would lack TCP_NODELAY (a ~40 ms stall per
+        keep-alive request under plain asyncio, uvicorn issue #3149). Linux
+        copies the option from the listening socket, so set it there."""
+        sock = super().bind_socket()
+        if sock.family in (socket.AF_INET, socket.AF_INET6):
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        return sock
+
+
+def _flag(name: str) -> bool:
+    return os.environ.get(name, "").strip().lower() in {"1", "true", "yes", "on"}
+
+
+def config() -> Config:
+    reload = _flag("WEB_RELOAD")
+    return Config(
+        APP,
+        host=os.environ.get("HOST", "127.0.0.1"),
+        port=int(os.environ.get("PORT", "8000")),
+        workers=1 if reload else int(os.environ.get("WEB_CONCURRENCY", "1")),
+        reload=reload,
+        reload_dirs=["games", "tictactoe_site", "templates"] if reload else None,
+        lifespan="on",
+        access_log=_flag("WEB_ACCESS_LOG"),
+        proxy_headers=True,
+        forwarded_allow_ips=os.environ.get("FORWARDED_ALLOW_IPS", "127.0.0.1"),
+        server_header=False,
+        # Open live streams never finish by themselves: give them a moment, then
+        # close them (browsers reconnect to the next server and catch up).
+        timeout_graceful_shutdown=3,
+    )
+
+
+def main() -> None:
+    cfg = config()
+    server = uvicorn.Server(cfg)
+    if cfg.should_reload:
+        ChangeReload(cfg, target=server.run, sockets=[cfg.bind_socket()]).run()
+    elif cfg.workers > 1:
+        Multiprocess(cfg, sockets=[cfg.bind_socket()]).run()
+    else:
+        server.run()
+
+
+if __name__ == "__main__":
+    main()
