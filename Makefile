@@ -73,7 +73,7 @@ serve: install
 	  "(README, Deploying). For local development use make run." >&2; exit 1; }
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py collectstatic --noinput --verbosity 0
-	WEB_CONCURRENCY=$${WEB_CONCURRENCY:-2} HOST=$(HOST) PORT=$(PORT) exec $(PY) -m tictactoe_site.serve 2>&1
+	WEB_CONCURRENCY=$${WEB_CONCURRENCY:-2} WEB_ACCESS_LOG=$${WEB_ACCESS_LOG:-1} HOST=$(HOST) PORT=$(PORT) exec $(PY) -m tictactoe_site.serve 2>&1
 
 # The suite runs on SQLite (or on DATABASE_URL when given), then once more on
 # PostgreSQL at TEST_POSTGRES_URL when that server answers; REQUIRE_POSTGRES=1
