@@ -1,0 +1,95 @@
+"""Scenario 6: the other player's page updates by itself, with no reload.
+
+Live updates need the real server (`make serve`: uvicorn, pages and streams,
+2 processes), not the live_server fixture's WSGI thread, so this module starts
+it on a database of its own, with plain-HTTP cookie settings for the browser.
+"""
+
+import re
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.served import ServedApp, fresh_database
+
+from .pages import Player
+
+LIVE_MS = 10_000  # a bounded wait for the pushed update; typical is well under 1 s
+PLAIN_HTTP = {
+    "DJANGO_SECURE_COOKIES": "0",
+    "DJANGO_SECURE_SSL_REDIRECT": "0",
+    "DJANGO_TRUST_X_FORWARDED_PROTO": "0",
+    "DJANGO_HSTS_SECONDS": "0",
+    "DJANGO_HSTS_INCLUDE_SUBDOMAINS": "0",
+    "DJANGO_HSTS_PRELOAD": "0",
+}
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    tmp_dir = tmp_path_factory.mktemp("live")
+    with fresh_database(tmp_dir, "live") as database_url:
+        app = ServedApp(database_url=database_url, tmp_dir=tmp_dir, workers=2)
+        app.env.update(PLAIN_HTTP)
+        app.start()
+        try:
+            yield app
+        finally:
+            app.stop()
+
+
+@pytest.fixture
+def players(browser, served):
+    base_url = f"http://127.0.0.1:{served.port}"
+    keys = served.sessions_for(["ann", "ben"])
+    contexts = []
+
+    def player(name: str) -> Player:
+        context = browser.new_context(base_url=base_url)
+        context.set_default_timeout(LIVE_MS)
+        context.add_cookies(
+            [{"name": "sessionid", "value": keys[name], "url": base_url}]
+        )
+        contexts.append(context)
+        return Player(context.new_page(), name, "", None)
+
+    yield player("ann"), player("ben")
+    for context in contexts:
+        context.close()
+
+
+def mark(player: Player, row: int, col: int):
+    return player.cell(row, col).locator(".mark")
+
+
+def test_moves_reach_the_other_page_without_a_reload(players):
+    ann, ben = players
+    ben.page.goto("/")
+    ben.page.evaluate("window.notReloaded = true")
+
+    game_id = ann.start_game("ben")
+    # ben's lobby learns of the new game by itself.
+    expect(
+        ben.page.get_by_role("link", name=re.compile(f"Game {game_id}:"))
+    ).to_be_visible()
+    assert ben.page.evaluate("window.notReloaded") is True
+
+    ben.open_game(game_id)
+    expect(ben.cell_buttons).to_have_count(0)
+    for (x_row, x_col), (o_row, o_col) in [((1, 1), (0, 0)), ((0, 1), (2, 2))]:
+        ben.page.evaluate("window.notReloaded = true")
+        ann.play(x_row, x_col)
+        expect(mark(ben, x_row, x_col)).to_have_text("X")
+        expect(ben.turn).to_have_text("Your turn.")
+        expect(ben.page).to_have_title(re.compile(r"^● Your turn"))
+        assert ben.page.evaluate("window.notReloaded") is True
+        ben.play(o_row, o_col)  # ben's own move is an ordinary POST/redirect
+        expect(mark(ann, o_row, o_col)).to_have_text("O")
+        expect(ann.turn).to_have_text("Your turn.")
+
+    ben.page.evaluate("window.notReloaded = true")
+    ann.play(2, 1)  # X completes the middle column
+    expect(ben.turn).to_have_text("ann (X) wins!")
+    expect(ben.winning_cells).to_have_count(3)
+    expect(ben.cell_buttons).to_have_count(0)
+    assert ben.page.evaluate("window.notReloaded") is True
