@@ -1,7 +1,13 @@
 """Open redirects, brute-force login throttling and the admin, through HTTP."""
 
+from datetime import timedelta
+
 import pytest
-from django.test import Client
+from axes.models import AccessAttempt
+from django.contrib.auth import get_user_model
+from django.test import Client, RequestFactory
+
+from games.throttle import client_ip
 
 from .conftest import PASSWORD
 
@@ -99,3 +105,124 @@ def test_signup_next_is_a_url_never_a_view_name(client_for, alice, next_url):
     created = Client().post("/accounts/signup/", _signup_data("newcomer", next_url))
     assert created.status_code == 302
     assert created["Location"] == next_url
+
+
+# Brute force: django-axes, configured in settings. The LOGIN_FAILURE_LIMIT-th
+# failure for one username or from one client address already answers 429, and so
+# does every login attempt (right or wrong) for LOGIN_COOLOFF_MINUTES after.
+
+LOCKED_OUT = "Too many failed login attempts for this account or from your network"
+
+
+def _login(client, username, password, address="198.51.100.1", path=None):
+    return client.post(
+        path or "/accounts/login/",
+        {"username": username, "password": password},
+        REMOTE_ADDR=address,
+    )
+
+
+def _logged_in_as(client) -> str | None:
+    user_id = client.session.get("_auth_user_id")
+    if user_id is None:
+        return None
+    return get_user_model().objects.get(pk=user_id).get_username()
+
+
+def test_failed_logins_for_one_account_lock_that_account_only(settings, alice, bob):
+    limit = settings.LOGIN_FAILURE_LIMIT
+    # A distributed attacker: every guess comes from another address.
+    for attempt in range(limit - 1):
+        failed = _login(Client(), "alice", "wrong", address=f"203.0.113.{attempt}")
+        assert failed.status_code == 200
+        assert "didn't match" in failed.text
+    last = _login(Client(), "alice", "wrong", address="203.0.113.200")
+    assert last.status_code == 429
+
+    victim = Client()
+    locked = _login(victim, "alice", PASSWORD, address="192.0.2.77")
+    assert locked.status_code == 429
+    assert LOCKED_OUT in locked.text
+    assert f"paused for {settings.LOGIN_COOLOFF_MINUTES} minutes" in locked.text
+    assert _logged_in_as(victim) is None
+
+    other = Client()
+    assert _login(other, "bob", PASSWORD, address="192.0.2.77").status_code == 302
+    assert _logged_in_as(other) == "bob"
+
+
+def test_failed_logins_from_one_address_lock_that_address_only(
+    settings, make_user, carol
+):
+    limit = settings.LOGIN_FAILURE_LIMIT
+    # Password spraying: one guess each for many accounts, from one address.
+    for number in range(limit):
+        make_user(f"user{number}")
+        _login(Client(), f"user{number}", "wrong", address="203.0.113.9")
+
+    from_attacker = Client()
+    locked = _login(from_attacker, "carol", PASSWORD, address="203.0.113.9")
+    assert locked.status_code == 429
+    assert LOCKED_OUT in locked.text
+    assert _logged_in_as(from_attacker) is None
+
+    elsewhere = Client()
+    assert _login(elsewhere, "carol", PASSWORD, address="192.0.2.8").status_code == 302
+    assert _logged_in_as(elsewhere) == "carol"
+
+
+def test_a_few_mistakes_do_not_lock_anyone_out(settings, alice):
+    for _ in range(settings.LOGIN_FAILURE_LIMIT - 1):
+        _login(Client(), "alice", "wrong")
+    client = Client()
+    assert _login(client, "alice", PASSWORD).status_code == 302
+    assert _logged_in_as(client) == "alice"
+
+
+def test_logging_in_works_again_after_the_cooloff(settings, alice):
+    for _ in range(settings.LOGIN_FAILURE_LIMIT):
+        _login(Client(), "alice", "wrong")
+    assert _login(Client(), "alice", PASSWORD).status_code == 429
+
+    # Let the cool-off pass: age the recorded attempts instead of sleeping.
+    age = timedelta(minutes=settings.LOGIN_COOLOFF_MINUTES, seconds=1)
+    for attempt in AccessAttempt.objects.all():
+        attempt.attempt_time -= age
+        attempt.save(update_fields=["attempt_time"])
+    client = Client()
+    assert _login(client, "alice", PASSWORD).status_code == 302
+    assert _logged_in_as(client) == "alice"
+
+
+def test_the_admin_login_is_throttled_too(settings, make_user):
+    make_user("root", is_staff=True, is_superuser=True)
+    for _ in range(settings.LOGIN_FAILURE_LIMIT - 1):
+        failed = _login(Client(), "root", "wrong", path="/admin/login/")
+        assert failed.status_code == 200
+    last = _login(Client(), "root", "wrong", path="/admin/login/")
+    assert last.status_code == 429
+    client = Client()
+    locked = _login(client, "root", PASSWORD, path="/admin/login/")
+    assert locked.status_code == 429
+    assert LOCKED_OUT in locked.text
+    assert _logged_in_as(client) is None
+
+
+@pytest.mark.parametrize(
+    ("proxies", "forwarded", "expected"),
+    [
+        (0, "203.0.113.5", "192.0.2.1"),  # no proxy: the header is the client's word
+        (1, "203.0.113.5", "203.0.113.5"),
+        (1, "10.9.9.9, 203.0.113.5", "203.0.113.5"),  # left entries are spoofable
+        (2, "10.9.9.9, 203.0.113.5, 198.51.100.2", "203.0.113.5"),
+        (1, "not-an-address", "192.0.2.1"),
+        (2, "203.0.113.5", "192.0.2.1"),  # fewer entries than proxies
+        (1, "", "192.0.2.1"),
+    ],
+)
+def test_client_address_behind_trusted_proxies(settings, proxies, forwarded, expected):
+    settings.TRUSTED_PROXY_COUNT = proxies
+    request = RequestFactory().get(
+        "/", REMOTE_ADDR="192.0.2.1", HTTP_X_FORWARDED_FOR=forwarded
+    )
+    assert client_ip(request) == expected
