@@ -8,6 +8,9 @@ import ipaddress
 from django.conf import settings
 from django.shortcuts import render
 
+# AccessAttempt.username is a varchar(255).
+USERNAME_STORED = 255
+
 
 def _valid_ip(value: str | None) -> str | None:
     try:
@@ -32,6 +35,16 @@ def client_ip(request) -> str | None:
         if len(forwarded) >= count:
             return _valid_ip(forwarded[-count]) or _valid_ip(remote)
     return _valid_ip(remote)
+
+
+def username(request, credentials=None) -> str | None:
+    """The username failed logins are counted against, cut to what django-axes
+    can store: the login form does not limit its length, and a longer one made
+    PostgreSQL refuse the record (a 500). No real username is that long."""
+    field = settings.AXES_USERNAME_FORM_FIELD
+    data = credentials if credentials else request.POST
+    value = data.get(field)
+    return value[:USERNAME_STORED] if isinstance(value, str) else value
 
 
 def locked_out(request, response=None, credentials=None):

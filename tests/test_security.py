@@ -226,3 +226,16 @@ def test_client_address_behind_trusted_proxies(settings, proxies, forwarded, exp
         "/", REMOTE_ADDR="192.0.2.1", HTTP_X_FORWARDED_FOR=forwarded
     )
     assert client_ip(request) == expected
+
+
+@pytest.mark.parametrize("length", [150, 151, 255, 256, 5000])
+def test_very_long_usernames_are_counted_not_a_500(settings, alice, length):
+    """Regression: the login form does not limit the username's length, and
+    django-axes stores it in a varchar(255): PostgreSQL refused (a 500)."""
+    for _ in range(settings.LOGIN_FAILURE_LIMIT - 1):
+        failed = _login(Client(), "a" * length, "wrong", address="192.0.2.50")
+        assert failed.status_code == 200
+        assert "didn't match" in failed.text
+    locked = _login(Client(), "a" * length, "wrong", address="192.0.2.51")
+    assert locked.status_code == 429
+    assert _login(Client(), "alice", PASSWORD, address="192.0.2.52").status_code == 302

@@ -221,6 +221,7 @@ AXES_COOLOFF_TIME = timedelta(minutes=LOGIN_COOLOFF_MINUTES)
 AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
 AXES_RESET_ON_SUCCESS = False
 AXES_CLIENT_IP_CALLABLE = "games.throttle.client_ip"
+AXES_USERNAME_CALLABLE = "games.throttle.username"
 AXES_LOCKOUT_CALLABLE = "games.throttle.locked_out"
 AXES_DISABLE_ACCESS_LOG = True
 AXES_VERBOSE = False
