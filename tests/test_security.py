@@ -10,6 +10,7 @@ from django.test import Client, RequestFactory
 from games.throttle import client_ip
 
 from .conftest import PASSWORD
+from .hostile import send
 
 # Each of these would send a browser to another site if followed.
 HOSTILE_NEXT = [
@@ -239,3 +240,31 @@ def test_very_long_usernames_are_counted_not_a_500(settings, alice, length):
     locked = _login(Client(), "a" * length, "wrong", address="192.0.2.51")
     assert locked.status_code == 429
     assert _login(Client(), "alice", PASSWORD, address="192.0.2.52").status_code == 302
+
+
+# Hostile input the fuzz tests found to be 500s (tests/test_fuzz.py).
+
+
+@pytest.mark.parametrize(
+    ("path", "data"),
+    [
+        ("/admin/games/game/?status__exact=%00", None),
+        ("/admin/games/game/?q=a%00b", None),
+        ("/admin/auth/user/?is_staff__exact=%00", None),
+        ("/?page=%00", None),
+        ("/games/new/", {"opponent": "\x00", "side": "x"}),
+        ("/accounts/login/", {"username": "alice\x00", "password": "x"}),
+        ("/games/new/", {"\x00": "x"}),
+    ],
+)
+def test_nul_bytes_are_a_400_before_any_query(client_for, make_user, path, data):
+    """Regression: PostgreSQL refuses NUL in text, so a NUL that reached a query
+    (the admin's list filters) was a 500 there."""
+    root = make_user("root", is_staff=True, is_superuser=True)
+    client = client_for(root)
+    if data is None:
+        response = send(client, "GET", path)
+    else:
+        response = send(client, "POST", path, data)
+    assert response.status_code == 400
+    assert "a NUL byte" in response.text

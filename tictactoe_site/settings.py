@@ -61,6 +61,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
+    "games.middleware.reject_nul_bytes",
     # Last, as django-axes requires: turns a lockout into the 429 page.
     "axes.middleware.AxesMiddleware",
 ]
