@@ -225,4 +225,5 @@ AXES_CLIENT_IP_CALLABLE = "games.throttle.client_ip"
 AXES_USERNAME_CALLABLE = "games.throttle.username"
 AXES_LOCKOUT_CALLABLE = "games.throttle.locked_out"
 AXES_DISABLE_ACCESS_LOG = True
+AXES_ENABLE_ADMIN = False  # games.admin registers the attempts itself
 AXES_VERBOSE = False
