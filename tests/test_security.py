@@ -7,6 +7,7 @@ from axes.models import AccessAttempt
 from django.contrib.auth import get_user_model
 from django.test import Client, RequestFactory
 
+from games.models import Game
 from games.throttle import client_ip
 
 from .conftest import PASSWORD
@@ -384,3 +385,24 @@ def test_deleting_a_player_who_has_games_is_refused(client_for, make_user, game)
         response.text
     )
     assert get_user_model().objects.filter(pk=alice_id).exists()
+
+
+def test_a_user_cannot_flood_the_lobby(settings, client_for, alice, bob):
+    settings.GAMES_MAX_OPEN_PER_USER = 3
+    as_alice = client_for(alice)
+    for _ in range(3):
+        created = send(as_alice, "POST", "/games/new/", {"opponent": "", "side": "x"})
+        assert created.status_code == 302
+    refused = send(as_alice, "POST", "/games/new/", {"opponent": "", "side": "o"})
+    assert refused.status_code == 429
+    assert "You already have 3 open games waiting for players." in refused.text
+    # Only open games are limited, and only hers.
+    named = send(as_alice, "POST", "/games/new/", {"opponent": "bob", "side": "x"})
+    assert named.status_code == 302
+    as_bob = client_for(bob)
+    assert send(as_bob, "POST", "/games/new/", {"opponent": ""}).status_code == 302
+    # Once someone joins one, she may open another.
+    open_game = Game.objects.filter(player_x=alice, status="waiting").first()
+    assert send(as_bob, "POST", f"/games/{open_game.pk}/join/").status_code == 302
+    again = send(as_alice, "POST", "/games/new/", {"opponent": ""})
+    assert again.status_code == 302
