@@ -1,10 +1,38 @@
 """Staff inspect games here. A game's state is read-only: only games.services may
 change it, so no admin form can store an impossible game. Deleting is allowed."""
 
+from axes.admin import AccessAttemptAdmin
+from axes.models import AccessAttempt
 from django.contrib import admin
+from django.contrib.admin.options import IncorrectLookupParameters
+from django.contrib.admin.views.main import ChangeList
 from django.template.loader import render_to_string
 
 from .models import Game, Move
+
+
+class BoundedDateChangeList(ChangeList):
+    """Django's date_hierarchy lets an out-of-range ?<field>__year= (9999, or
+    99999999999) escape as ValueError/OverflowError, a 500. Treat it as the bad
+    filter it is: the admin then shows its usual "?e=1" page."""
+
+    def get_filters(self, request):
+        try:
+            return super().get_filters(request)
+        except (ValueError, OverflowError) as exc:
+            raise IncorrectLookupParameters(exc) from exc
+
+
+class BoundedDateHierarchy:
+    def get_changelist(self, request, **kwargs):
+        return BoundedDateChangeList
+
+
+# Staff see (and may delete, to unlock someone) the failed logins django-axes
+# counts; registered here (AXES_ENABLE_ADMIN is off) to get the bounded dates.
+@admin.register(AccessAttempt)
+class LoginAttemptAdmin(BoundedDateHierarchy, AccessAttemptAdmin):
+    pass
 
 
 class MoveInline(admin.TabularInline):
@@ -23,7 +51,7 @@ class MoveInline(admin.TabularInline):
 
 
 @admin.register(Game)
-class GameAdmin(admin.ModelAdmin):
+class GameAdmin(BoundedDateHierarchy, admin.ModelAdmin):
     list_display = [
         "id",
         "player_x",

@@ -4,8 +4,10 @@ from functools import wraps
 
 from django.shortcuts import render
 
+GAME_BUTTONS_HINT = "Use the buttons on the game page."
 
-def allow_methods(*methods: str):
+
+def allow_methods(*methods: str, hint: str = GAME_BUTTONS_HINT):
     allowed = set(methods) | ({"HEAD"} if "GET" in methods else set())
 
     def decorator(view):
@@ -14,8 +16,8 @@ def allow_methods(*methods: str):
             if request.method not in allowed:
                 allow = ", ".join(sorted(allowed))
                 message = f"This address only accepts {allow} requests."
-                if "POST" in allowed:
-                    message += " Use the buttons on the game page."
+                if "POST" in allowed and hint:
+                    message += " " + hint
                 response = render(
                     request,
                     "error.html",

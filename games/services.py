@@ -170,7 +170,7 @@ def create_game(*, creator, opponent=None, side: Side = "x", rematch_of=None) ->
             if open_games.count() >= settings.GAMES_MAX_OPEN_PER_USER:
                 raise TooManyOpenGames(
                     f"You already have {settings.GAMES_MAX_OPEN_PER_USER} open games "
-                    "waiting for players. Wait for someone to join, or cancel one."
+                    "waiting for players. Wait for someone to join one of them."
                 )
         x, o = (creator, opponent) if side == "x" else (opponent, creator)
         game = Game.objects.create(

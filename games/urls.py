@@ -2,6 +2,12 @@ from django.contrib.auth import views as auth_views
 from django.urls import path
 
 from . import views
+from .http import allow_methods
+
+# Django's LogoutView is POST-only already; this gives its 405 a readable page.
+logout_view = allow_methods("POST", hint="Use the Log out button at the top.")(
+    auth_views.LogoutView.as_view()
+)
 
 urlpatterns = [
     path("", views.lobby, name="lobby"),
@@ -13,7 +19,7 @@ urlpatterns = [
         auth_views.LoginView.as_view(redirect_authenticated_user=True),
         name="login",
     ),
-    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("accounts/logout/", logout_view, name="logout"),
     path("games/new/", views.new_game, name="new_game"),
     path("games/<int:game_id>/", views.game_detail, name="game_detail"),
     path("games/<int:game_id>/state.json", views.game_state, name="game_state"),

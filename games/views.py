@@ -8,7 +8,7 @@ from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
 from django.db.models import Case, IntegerField, Q, Value, When
-from django.http import Http404, HttpResponse, JsonResponse
+from django.http import Http404, HttpResponse, HttpResponseRedirect, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
@@ -267,15 +267,17 @@ def signup(request):
         next_url, allowed_hosts={request.get_host()}, require_https=request.is_secure()
     ):
         next_url = ""
+    # next_url is a URL, never a view name: redirect() would try to reverse() it.
+    success_url = next_url or reverse("lobby")
     if request.user.is_authenticated:
-        return redirect(next_url or "lobby")
+        return HttpResponseRedirect(success_url)
     form = SignupForm(request.POST or None)
     if request.method == "POST":
         if form.is_valid():
             user = form.save()
             login(request, user, backend="django.contrib.auth.backends.ModelBackend")
             messages.success(request, f"Welcome, {user.get_username()}!")
-            return redirect(next_url or reverse("lobby"))
+            return HttpResponseRedirect(success_url)
         status = 400
     else:
         status = 200

@@ -78,3 +78,12 @@ def snapshot_tables() -> tuple[list, list]:
     moves = list(Move.objects.order_by("pk").values())
     series = list(Series.objects.order_by("pk").values())
     return games, moves, series
+
+
+def pytest_terminal_summary(terminalreporter):
+    """How many hostile requests the adversarial tests sent (tests/hostile.py)."""
+    from .hostile import TALLY
+
+    if TALLY.sent:
+        terminalreporter.write_sep("-", "hostile requests")
+        terminalreporter.write_line(TALLY.summary())

@@ -4,6 +4,7 @@ See README.md ("Configuration") for every variable.
 """
 
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
@@ -46,6 +47,7 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
+    "axes",
     "games",
 ]
 
@@ -59,6 +61,9 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
+    "games.middleware.reject_nul_bytes",
+    # Last, as django-axes requires: turns a lockout into the 429 page.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "tictactoe_site.urls"
@@ -133,6 +138,13 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+
+# django-axes checks for a lockout before the usual backend authenticates. It needs
+# the request: tests log in with Client.force_login(), not Client.login().
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
 ]
 
 LOGIN_URL = "login"
@@ -214,3 +226,25 @@ LOGGING = {
 GAMES_MAX_OPEN_PER_USER = int(os.environ.get("GAMES_MAX_OPEN_PER_USER", "5"))
 
 CSRF_FAILURE_VIEW = "games.errors.csrf_failure"
+
+# Brute force (django-axes): after LOGIN_FAILURE_LIMIT failed logins for one
+# username, or from one client address, logging in is refused with a 429 page for
+# LOGIN_COOLOFF_MINUTES. Other accounts and addresses are not affected. A success
+# does not reset the count: it would let an attacker clear an address's count by
+# logging in to an account of their own. 0 turns throttling off.
+LOGIN_FAILURE_LIMIT = int(os.environ.get("DJANGO_LOGIN_FAILURE_LIMIT", "5"))
+LOGIN_COOLOFF_MINUTES = int(os.environ.get("DJANGO_LOGIN_COOLOFF_MINUTES", "15"))
+# Reverse proxies in front of the app that append to X-Forwarded-For; the client
+# address is read from there instead of REMOTE_ADDR (games.throttle.client_ip).
+TRUSTED_PROXY_COUNT = int(os.environ.get("DJANGO_TRUSTED_PROXY_COUNT", "0"))
+AXES_ENABLED = LOGIN_FAILURE_LIMIT > 0
+AXES_FAILURE_LIMIT = LOGIN_FAILURE_LIMIT
+AXES_COOLOFF_TIME = timedelta(minutes=LOGIN_COOLOFF_MINUTES)
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_RESET_ON_SUCCESS = False
+AXES_CLIENT_IP_CALLABLE = "games.throttle.client_ip"
+AXES_USERNAME_CALLABLE = "games.throttle.username"
+AXES_LOCKOUT_CALLABLE = "games.throttle.locked_out"
+AXES_DISABLE_ACCESS_LOG = True
+AXES_ENABLE_ADMIN = False  # games.admin registers the attempts itself
+AXES_VERBOSE = False

@@ -1,0 +1,315 @@
+"""Who may change what: every state-changing route, through HTTP, against every
+kind of visitor. Only the cells marked OK change anything; every other cell gets
+its documented answer (302 to a login page, 403, 409) and leaves every stored
+game, move, series and account exactly as it was (tests/hostile.py checks that).
+"""
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from io import StringIO
+
+import pytest
+from django.core.management import call_command
+from django.test import Client
+
+from games import services
+from games.models import Game, Move
+from games.urls import urlpatterns
+
+from .hostile import send
+
+ANONYMOUS = "anonymous"
+THIRD_USER = "third user"  # logged in, not in the game
+OFF_TURN = "player not on turn"  # bob (O) in the game below
+ON_TURN = "player on turn"  # alice (X) in the game below
+STAFF = "staff"  # is_staff, no permissions, not in the game
+SUPERUSER = "superuser"  # not in the game
+ROLES = (ANONYMOUS, THIRD_USER, OFF_TURN, ON_TURN, STAFF, SUPERUSER)
+
+OK = "OK"  # the action happens: a redirect, and the effect is checked
+LOGIN = "login"  # 302 to /accounts/login/?next=<path>
+ADMIN_LOGIN = "admin login"  # 302 to /admin/login/?next=<path>
+
+NOT_A_PLAYER = (403, "You are not a player in this game.")
+NOT_YOUR_TURN = (403, "It is not your turn.")
+FORFEIT_OFF_TURN = (403, "You can only forfeit on your own turn.")
+GAME_OVER = (409, "The game is over: no more moves can be made.")
+NOT_FINISHED = (409, "A rematch can only start once the game is over.")
+GAME_FULL = (409, "This game already has two players.")
+ALREADY_IN = (409, "You are already a player in this game.")
+OWN_OPEN_GAME = (409, "You created this game: share its address with an opponent.")
+FORBIDDEN = (403, "")
+
+
+def in_progress(cast) -> Game:
+    """alice (X) v bob (O) after two moves: alice is to move."""
+    game = services.create_game(creator=cast[ON_TURN], opponent=cast[OFF_TURN])
+    for user, (row, col) in ((cast[ON_TURN], (0, 0)), (cast[OFF_TURN], (1, 1))):
+        services.play_move(game_id=game.pk, user=user, row=row, col=col)
+    game.refresh_from_db()
+    return game
+
+
+def finished(cast) -> Game:
+    """alice (X) beat bob (O) along the top row."""
+    game = services.create_game(creator=cast[ON_TURN], opponent=cast[OFF_TURN])
+    x, o = cast[ON_TURN], cast[OFF_TURN]
+    for user, (row, col) in zip(
+        (x, o, x, o, x), ((0, 0), (1, 0), (0, 1), (1, 1), (0, 2)), strict=True
+    ):
+        services.play_move(game_id=game.pk, user=user, row=row, col=col)
+    game.refresh_from_db()
+    return game
+
+
+def open_game(cast) -> Game:
+    """An open game alice created (as X); nobody else is in it yet."""
+    return services.create_game(creator=cast[ON_TURN])
+
+
+def no_game(cast) -> None:
+    return None
+
+
+# Effects of the allowed cells: (game before, game id, actor, response).
+
+
+def created_open_game(game, _game_id, actor, response):
+    new = Game.objects.get(player_x=actor, status=Game.Status.WAITING)
+    assert new.player_o is None
+    assert response["Location"] == f"/games/{new.pk}/"
+
+
+def moved(game, game_id, actor, response):
+    after = Game.objects.get(pk=game_id)
+    assert after.board == "X---O---X"
+    assert after.move_count == 3
+    assert Move.objects.get(game=after, sequence_number=3).player == "X"
+    assert response["Location"] == f"/games/{game_id}/"
+
+
+def forfeited(game, game_id, actor, response):
+    after = Game.objects.get(pk=game_id)
+    assert after.status == Game.Status.X_FORFEITS
+    assert after.board == game.board
+    assert response["Location"] == f"/games/{game_id}/"
+
+
+def rematched(game, game_id, actor, response):
+    new = Game.objects.get(rematch_of_id=game_id)
+    assert (new.player_x_id, new.player_o_id) == (game.player_o_id, game.player_x_id)
+    assert new.status == Game.Status.IN_PROGRESS
+    assert response["Location"] == f"/games/{new.pk}/"
+
+
+def joined(game, game_id, actor, response):
+    after = Game.objects.get(pk=game_id)
+    assert after.player_o_id == actor.pk
+    assert after.status == Game.Status.IN_PROGRESS
+    assert response["Location"] == f"/games/{game_id}/"
+
+
+def deleted(game, game_id, actor, response):
+    assert not Game.objects.filter(pk=game_id).exists()
+    assert not Move.objects.filter(game_id=game_id).exists()
+    assert response["Location"].startswith("/admin/")
+
+
+# An admin form that, if it were accepted, would store an impossible game.
+IMPOSSIBLE_GAME = {
+    "player_x": "1",
+    "player_o": "2",
+    "status": "x_won",
+    "board": "XXXXXXXXX",
+    "move_count": "9",
+    "winning_line": "7",
+    "version": "1",
+}
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    scenario: Callable
+    path: str  # {id} is the scenario's game
+    data: dict | Callable
+    expected: dict  # role -> OK, LOGIN, ADMIN_LOGIN or (status, message)
+    effect: Callable | None = None
+
+
+def _players_only(on_turn, off_turn, others, anonymous=LOGIN):
+    return {
+        ANONYMOUS: anonymous,
+        THIRD_USER: others,
+        OFF_TURN: off_turn,
+        ON_TURN: on_turn,
+        STAFF: others,
+        SUPERUSER: others,
+    }
+
+
+def _admin(superuser):
+    return {
+        ANONYMOUS: ADMIN_LOGIN,
+        THIRD_USER: ADMIN_LOGIN,
+        OFF_TURN: ADMIN_LOGIN,
+        ON_TURN: ADMIN_LOGIN,
+        STAFF: FORBIDDEN,
+        SUPERUSER: superuser,
+    }
+
+
+CASES = [
+    Case(
+        "new game",
+        no_game,
+        "/games/new/",
+        {"opponent": "", "side": "x"},
+        _players_only(OK, OK, OK),
+        created_open_game,
+    ),
+    Case(
+        "move",
+        in_progress,
+        "/games/{id}/move/",
+        {"row": "2", "col": "2", "ply": "2"},
+        _players_only(OK, NOT_YOUR_TURN, NOT_A_PLAYER),
+        moved,
+    ),
+    Case(
+        "move in a finished game",
+        finished,
+        "/games/{id}/move/",
+        {"row": "2", "col": "2"},
+        _players_only(GAME_OVER, GAME_OVER, NOT_A_PLAYER),
+    ),
+    Case(
+        "forfeit",
+        in_progress,
+        "/games/{id}/forfeit/",
+        {},
+        _players_only(OK, FORFEIT_OFF_TURN, NOT_A_PLAYER),
+        forfeited,
+    ),
+    Case(
+        "rematch",
+        finished,
+        "/games/{id}/rematch/",
+        {},
+        _players_only(OK, OK, NOT_A_PLAYER),
+        rematched,
+    ),
+    Case(
+        "rematch of a game in progress",
+        in_progress,
+        "/games/{id}/rematch/",
+        {},
+        _players_only(NOT_FINISHED, NOT_FINISHED, NOT_A_PLAYER),
+    ),
+    Case(
+        # alice created it; bob is not in it, so he may join like anyone else.
+        "join an open game",
+        open_game,
+        "/games/{id}/join/",
+        {},
+        _players_only(OWN_OPEN_GAME, OK, OK),
+        joined,
+    ),
+    Case(
+        "join a game in progress",
+        in_progress,
+        "/games/{id}/join/",
+        {},
+        _players_only(ALREADY_IN, ALREADY_IN, GAME_FULL),
+    ),
+    Case(
+        "admin: change a game",
+        in_progress,
+        "/admin/games/game/{id}/change/",
+        IMPOSSIBLE_GAME,
+        _admin(FORBIDDEN),
+    ),
+    Case(
+        "admin: add a game",
+        no_game,
+        "/admin/games/game/add/",
+        IMPOSSIBLE_GAME,
+        _admin(FORBIDDEN),
+    ),
+    Case(
+        "admin: delete a game",
+        in_progress,
+        "/admin/games/game/{id}/delete/",
+        {"post": "yes"},
+        _admin(OK),
+        deleted,
+    ),
+    Case(
+        "admin: delete action",
+        in_progress,
+        "/admin/games/game/",
+        lambda game_id: {
+            "action": "delete_selected",
+            "_selected_action": [str(game_id)],
+            "post": "yes",
+        },
+        _admin(OK),
+        deleted,
+    ),
+]
+
+
+@pytest.fixture
+def cast(alice, bob, carol, make_user):
+    return {
+        ANONYMOUS: None,
+        THIRD_USER: carol,
+        OFF_TURN: bob,
+        ON_TURN: alice,
+        STAFF: make_user("staff", is_staff=True),
+        SUPERUSER: make_user("root", is_staff=True, is_superuser=True),
+    }
+
+
+@pytest.mark.parametrize("role", ROLES)
+@pytest.mark.parametrize("case", CASES, ids=lambda case: case.name)
+def test_authorization_matrix(cast, case, role):
+    game = case.scenario(cast)
+    game_id = game.pk if game else None
+    path = case.path.format(id=game_id)
+    data = case.data(game_id) if callable(case.data) else case.data
+    actor = cast[role]
+    client = Client()
+    if actor is not None:
+        client.force_login(actor)
+
+    response = send(client, "POST", path, data)
+
+    expected = case.expected[role]
+    if expected == OK:
+        assert response.status_code == 302
+        case.effect(game, game_id, actor, response)
+        call_command("check_games", stdout=StringIO())
+    elif expected in (LOGIN, ADMIN_LOGIN):
+        login = "/accounts/login/" if expected == LOGIN else "/admin/login/"
+        assert response.status_code == 302
+        assert response["Location"] == f"{login}?next={path}"
+    else:
+        status, message = expected
+        assert response.status_code == status
+        assert message in response.text
+
+
+def test_every_post_only_route_is_in_the_matrix(client_for, alice):
+    """A new state-changing game route must be added to CASES: find them all by
+    asking every route of the app for a GET and looking for 405. (Logout, the
+    one account route that is POST-only, is in test_csrf.py.)"""
+    post_only = set()
+    for pattern in urlpatterns:
+        path = "/" + str(pattern.pattern).replace("<int:game_id>", "{id}")
+        response = client_for(alice).get(path.format(id=1))
+        if response.status_code == 405:
+            post_only.add(path)
+    assert post_only - {"/accounts/logout/"} == {
+        case.path for case in CASES if not case.path.startswith("/admin/")
+    }

@@ -1,0 +1,215 @@
+"""CSRF: every POST route refuses a request without a valid token, through a
+client that enforces the checks as a browser's request would meet them. Each
+route is also shown to work with a valid token, so a refusal is the token's doing.
+"""
+
+import re
+from dataclasses import dataclass
+
+import pytest
+from django.test import Client
+
+from games import services
+from games.models import Game
+
+from .conftest import PASSWORD, play_cells
+from .hostile import send
+
+TOKEN = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
+FORM_EXPIRED = "This form was rejected because its security token is missing"
+
+
+@dataclass(frozen=True)
+class Route:
+    name: str
+    actor: str | None  # who sends it (None: anonymous)
+    token_page: str  # a page that renders a form, for a valid token
+    setup: str  # what the database holds first (see _prepare)
+
+
+ROUTES = [
+    Route("new", "alice", "/", "nothing"),
+    Route("move", "alice", "/", "game"),
+    Route("forfeit", "alice", "/", "game"),
+    Route("join", "bob", "/", "open game"),
+    Route("rematch", "alice", "/", "finished game"),
+    Route("logout", "alice", "/", "nothing"),
+    Route("login", None, "/accounts/login/", "nothing"),
+    Route("signup", None, "/accounts/signup/", "nothing"),
+    Route("admin login", None, "/admin/login/", "nothing"),
+    Route("admin delete", "root", "/admin/", "game"),
+    Route("admin action", "root", "/admin/", "game"),
+]
+
+
+def _prepare(route: Route, users: dict) -> tuple[str, dict]:
+    """(path, form data) of a request that succeeds when it carries a token."""
+    alice, bob = users["alice"], users["bob"]
+    game = None
+    if route.setup == "game":
+        game = services.create_game(creator=alice, opponent=bob)
+    elif route.setup == "open game":
+        game = services.create_game(creator=alice)
+    elif route.setup == "finished game":
+        game = services.create_game(creator=alice, opponent=bob)
+        play_cells(game, (0, 0), (1, 0), (0, 1), (1, 1), (0, 2))
+    game_id = game.pk if game else None
+    return {
+        "new": ("/games/new/", {"opponent": "bob", "side": "x"}),
+        "move": (f"/games/{game_id}/move/", {"row": "1", "col": "1", "ply": "0"}),
+        "forfeit": (f"/games/{game_id}/forfeit/", {}),
+        "join": (f"/games/{game_id}/join/", {}),
+        "rematch": (f"/games/{game_id}/rematch/", {}),
+        "logout": ("/accounts/logout/", {}),
+        "login": ("/accounts/login/", {"username": "alice", "password": PASSWORD}),
+        "signup": (
+            "/accounts/signup/",
+            {"username": "newcomer", "password1": PASSWORD, "password2": PASSWORD},
+        ),
+        "admin login": (
+            "/admin/login/",
+            {"username": "root", "password": PASSWORD, "next": "/admin/"},
+        ),
+        "admin delete": (f"/admin/games/game/{game_id}/delete/", {"post": "yes"}),
+        "admin action": (
+            "/admin/games/game/",
+            {
+                "action": "delete_selected",
+                "_selected_action": [str(game_id)],
+                "post": "yes",
+            },
+        ),
+    }[route.name]
+
+
+@pytest.fixture
+def users(alice, bob, make_user):
+    return {
+        "alice": alice,
+        "bob": bob,
+        "root": make_user("root", is_staff=True, is_superuser=True),
+    }
+
+
+def _browser(users, route: Route) -> Client:
+    client = Client(enforce_csrf_checks=True)
+    if route.actor:
+        client.force_login(users[route.actor])
+    return client
+
+
+def _token(client: Client, page: str) -> str:
+    response = client.get(page)
+    assert response.status_code == 200
+    return TOKEN.search(response.text).group(1)
+
+
+def _session_user(client: Client) -> str | None:
+    return client.session.get("_auth_user_id")
+
+
+def _assert_refused(response):
+    assert response.status_code == 403
+    assert FORM_EXPIRED in response.text
+
+
+@pytest.mark.parametrize("route", ROUTES, ids=lambda route: route.name)
+def test_post_without_a_token_is_refused(users, route):
+    path, data = _prepare(route, users)
+    client = _browser(users, route)
+    client.get(route.token_page)  # the CSRF cookie is set; the form token is not sent
+    before = _session_user(client)
+    _assert_refused(send(client, "POST", path, data))
+    assert _session_user(client) == before
+
+
+@pytest.mark.parametrize("route", ROUTES, ids=lambda route: route.name)
+def test_post_with_a_wrong_or_foreign_token_is_refused(users, route):
+    path, data = _prepare(route, users)
+    client = _browser(users, route)
+    _token(client, route.token_page)
+    attacker = Client(enforce_csrf_checks=True)
+    foreign = _token(attacker, "/accounts/login/")
+    for token in (foreign, "x" * 64, "", "0" * 32):
+        response = send(client, "POST", path, data | {"csrfmiddlewaretoken": token})
+        _assert_refused(response)
+
+
+@pytest.mark.parametrize("route", ROUTES, ids=lambda route: route.name)
+def test_post_with_a_valid_token_from_another_origin_is_refused(users, route):
+    path, data = _prepare(route, users)
+    client = _browser(users, route)
+    token = _token(client, route.token_page)
+    response = send(
+        client,
+        "POST",
+        path,
+        data | {"csrfmiddlewaretoken": token},
+        HTTP_ORIGIN="https://evil.example",
+    )
+    _assert_refused(response)
+
+
+@pytest.mark.parametrize("route", ROUTES, ids=lambda route: route.name)
+def test_post_with_a_valid_token_works(users, route):
+    path, data = _prepare(route, users)
+    client = _browser(users, route)
+    token = _token(client, route.token_page)
+    games_before = Game.objects.count()
+    response = client.post(path, data | {"csrfmiddlewaretoken": token})
+    assert response.status_code == 302
+    if route.name in ("new", "rematch"):
+        assert Game.objects.count() == games_before + 1
+    if route.name.startswith("admin") and route.name != "admin login":
+        assert Game.objects.count() == games_before - 1
+
+
+def test_logging_in_rotates_the_csrf_token(alice):
+    """A token planted before login (login CSRF, session fixation of the token)
+    is worthless afterwards."""
+    client = Client(enforce_csrf_checks=True)
+    token = _token(client, "/accounts/login/")
+    cookie_before = client.cookies["csrftoken"].value
+    response = client.post(
+        "/accounts/login/",
+        {"username": "alice", "password": PASSWORD, "csrfmiddlewaretoken": token},
+    )
+    assert response.status_code == 302
+    assert client.cookies["csrftoken"].value != cookie_before
+    stale = send(client, "POST", "/games/new/", {"csrfmiddlewaretoken": token})
+    _assert_refused(stale)
+
+
+def test_a_forged_login_form_cannot_log_a_victim_in_as_the_attacker(alice, bob):
+    """Login CSRF: an attacker's page posts the attacker's credentials (with the
+    attacker's own token) from the victim's browser."""
+    attacker = Client(enforce_csrf_checks=True)
+    attacker_token = _token(attacker, "/accounts/login/")
+    victim = Client(enforce_csrf_checks=True)
+    victim.get("/accounts/login/")
+    forged = send(
+        victim,
+        "POST",
+        "/accounts/login/",
+        {
+            "username": "bob",
+            "password": PASSWORD,
+            "csrfmiddlewaretoken": attacker_token,
+        },
+    )
+    _assert_refused(forged)
+    assert _session_user(victim) is None
+
+
+@pytest.mark.parametrize("method", ["GET", "HEAD", "PUT", "DELETE"])
+def test_logout_is_post_only(client_for, alice, method):
+    client = client_for(alice, enforce_csrf_checks=True)
+    # PUT and DELETE meet the CSRF check first: give them a valid token.
+    token = _token(client, "/")
+    response = send(client, method, "/accounts/logout/", HTTP_X_CSRFTOKEN=token)
+    assert response.status_code == 405
+    assert response["Allow"] == "POST"
+    if method != "HEAD":
+        assert "This address only accepts POST requests." in response.text
+        assert "Use the Log out button at the top." in response.text
+    assert _session_user(client) == str(alice.pk)

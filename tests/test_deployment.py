@@ -1,0 +1,127 @@
+"""Security headers on real responses, and `check --deploy` with the production
+variables that README's "Deploying" section documents."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from django.test import override_settings
+
+from .conftest import PASSWORD
+from .served import PRODUCTION_ENV
+
+ROOT = Path(__file__).resolve().parent.parent
+
+HTTPS_PROXY_SETTINGS = {
+    "SECURE_SSL_REDIRECT": True,
+    "SECURE_PROXY_SSL_HEADER": ("HTTP_X_FORWARDED_PROTO", "https"),
+    "SESSION_COOKIE_SECURE": True,
+    "CSRF_COOKIE_SECURE": True,
+    "SECURE_HSTS_SECONDS": 31536000,
+    "SECURE_HSTS_INCLUDE_SUBDOMAINS": True,
+    "SECURE_HSTS_PRELOAD": True,
+}
+
+
+def manage(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess:
+    """Run manage.py with exactly `env` (plus PATH): no leak from the test run."""
+    return subprocess.run(
+        [sys.executable, "manage.py", *args],
+        cwd=ROOT,
+        env={"PATH": os.environ["PATH"], **env},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+@pytest.mark.django_db
+def test_every_page_sends_the_security_headers(client):
+    response = client.get("/accounts/login/")
+    assert response.status_code == 200
+    assert response["X-Frame-Options"] == "DENY"
+    assert response["X-Content-Type-Options"] == "nosniff"
+    assert response["Referrer-Policy"] == "same-origin"
+    assert response["Cross-Origin-Opener-Policy"] == "same-origin"
+    policy = dict(
+        directive.strip().split(" ", 1)
+        for directive in response["Content-Security-Policy"].split(";")
+    )
+    assert policy["default-src"] == "'self'"
+    # The nonce appears only on pages with a script; never anything looser.
+    assert policy["script-src"].split()[0] == "'self'"
+    assert policy["style-src"] == "'self'"
+    assert policy["frame-ancestors"] == "'none'"
+    assert policy["object-src"] == "'none'"
+    assert policy["base-uri"] == "'none'"
+    assert policy["form-action"] == "'self'"
+    assert "unsafe-inline" not in response["Content-Security-Policy"]
+
+
+@pytest.mark.django_db
+def test_session_and_csrf_cookies_are_httponly_and_samesite(client, alice):
+    csrf = client.get("/accounts/login/").cookies["csrftoken"]
+    assert csrf["samesite"] == "Lax"
+    response = client.post(
+        "/accounts/login/", {"username": "alice", "password": PASSWORD}
+    )
+    assert response.status_code == 302
+    session = response.cookies["sessionid"]
+    assert session["httponly"] is True
+    assert session["samesite"] == "Lax"
+
+
+@pytest.mark.django_db
+@override_settings(**HTTPS_PROXY_SETTINGS)
+def test_plain_http_is_redirected_to_https(client):
+    response = client.get("/accounts/login/?next=/")
+    assert response.status_code == 301
+    assert response["Location"] == "https://testserver/accounts/login/?next=/"
+
+
+@pytest.mark.django_db
+@override_settings(**HTTPS_PROXY_SETTINGS)
+def test_behind_a_tls_proxy_https_gets_hsts_and_secure_cookies(client, alice):
+    https = {"headers": {"X-Forwarded-Proto": "https"}}
+    response = client.get("/accounts/login/", **https)
+    assert response.status_code == 200
+    assert response["Strict-Transport-Security"] == (
+        "max-age=31536000; includeSubDomains; preload"
+    )
+    assert response.cookies["csrftoken"]["secure"] is True
+    login = client.post(
+        "/accounts/login/", {"username": "alice", "password": PASSWORD}, **https
+    )
+    assert login.status_code == 302
+    assert login.cookies["sessionid"]["secure"] is True
+
+
+@pytest.mark.django_db
+@override_settings(**HTTPS_PROXY_SETTINGS)
+def test_health_check_is_exempt_from_the_https_redirect(client):
+    response = client.get("/healthz")
+    assert response.status_code == 200
+    assert response.content == b"ok\n"
+
+
+def test_check_deploy_is_clean_with_the_documented_production_variables():
+    result = manage("check", "--deploy", "--fail-level", "WARNING", env=PRODUCTION_ENV)
+    assert result.returncode == 0, result.stderr
+    assert "System check identified no issues (0 silenced)." in result.stdout
+
+
+def test_check_deploy_warns_without_them():
+    env = {"DJANGO_SECRET_KEY": PRODUCTION_ENV["DJANGO_SECRET_KEY"]}
+    result = manage("check", "--deploy", "--fail-level", "WARNING", env=env)
+    assert result.returncode == 1
+    for check in ("W004", "W008", "W012", "W016"):
+        assert f"(security.{check})" in result.stderr
+
+
+def test_production_refuses_to_start_without_a_secret_key():
+    env = {key: value for key, value in PRODUCTION_ENV.items() if "SECRET" not in key}
+    result = manage("check", "--deploy", env=env)
+    assert result.returncode == 1
+    assert "DJANGO_SECRET_KEY is not set." in result.stderr

@@ -1,0 +1,525 @@
+"""Hostile input to every route, with hypothesis.
+
+Arbitrary and nasty strings, huge and negative numbers, floats, other scripts'
+digits ("３"), empty and repeated fields (row=1&row=2), very long usernames, wrong
+content types and broken bodies, junk in ?next=, ?page=, ?ply= and the path, from
+every kind of visitor. Properties: never a 5xx, a turned-down request changes
+nothing stored (tests/hostile.py), and whatever was accepted leaves every game
+consistent (check_games). Where the outcome is known exactly (moves, new games),
+the exact status is asserted too.
+
+Budget: each test has a fixed number of examples (EXAMPLES below; derandomized,
+no deadline), so CI time is bounded and every run tries the same requests. Set
+FUZZ_SCALE=10 for ten times as many, randomized, when hunting locally.
+"""
+
+import json
+import os
+from contextlib import contextmanager
+from io import StringIO
+from urllib.parse import urlencode, urlsplit
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.core.management import call_command
+from django.db import transaction
+from django.test import Client
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from games import services
+from games.forms import CELL_ERROR
+from games.models import Game
+
+from .conftest import play_cells
+from .hostile import is_login_redirect, send
+
+SCALE = int(os.environ.get("FUZZ_SCALE", "1"))
+EXAMPLES = {
+    "every route": 200,
+    "paths": 50,
+    "moves": 120,
+    "new games": 60,
+    "accounts": 80,
+    "next": 80,
+    "page": 50,
+}
+
+
+def budget(examples: int):
+    return settings(
+        max_examples=examples * SCALE,
+        derandomize=SCALE == 1,
+        deadline=None,
+        database=None,
+        suppress_health_check=[HealthCheck.function_scoped_fixture],
+    )
+
+
+@contextmanager
+def rolled_back():
+    """Run one example in a savepoint that is always rolled back, so that every
+    example starts from the same games (an accepted move would change them)."""
+    with transaction.atomic():
+        yield
+        transaction.set_rollback(True)
+
+
+def assert_games_consistent():
+    call_command("check_games", stdout=StringIO())
+
+
+# -- strategies -----------------------------------------------------------
+
+NASTY = [
+    "",
+    " ",
+    "0",
+    "1",
+    "2",
+    "3",
+    "9",
+    "10",
+    "-1",
+    "-0",
+    "+1",
+    " 1 ",
+    "01",
+    "002",
+    "0002",
+    "1.0",
+    "1.5",
+    "1e2",
+    "0x1",
+    "1_0",
+    "１",
+    "３",
+    "٣",
+    "۲",
+    "²",
+    "Ⅲ",
+    "𝟙",
+    "1\x00",
+    "\x00",
+    "\n",
+    "NaN",
+    "inf",
+    "-inf",
+    "None",
+    "null",
+    "true",
+    "[]",
+    "{}",
+    "x",
+    "o",
+    "random",
+    "X",
+    "alice",
+    "bob",
+    " alice ",
+    "ALICE",
+    "<script>alert(1)</script>",
+    "' OR 1=1 --",
+    "%00",
+    "%",
+    "\\",
+    "\u202e",
+    "\ufeff1",
+    "99999999999999999999999999",
+    "-99999999999999999999",
+    "9223372036854775808",
+    "a" * 151,
+    "a" * 10_000,
+    "//evil.com",
+    "https://evil.com",
+    "/\\evil.com",
+    "javascript:alert(1)",
+    "game_detail",
+    "lobby",
+]
+
+hostile_text = st.one_of(
+    st.sampled_from(NASTY),
+    st.text(max_size=40),
+    st.integers().map(str),
+    st.floats().map(str),
+    st.text(min_size=150, max_size=400),
+)
+
+FIELDS = [
+    "row",
+    "col",
+    "ply",
+    "opponent",
+    "side",
+    "username",
+    "password",
+    "password1",
+    "password2",
+    "next",
+    "page",
+    "csrfmiddlewaretoken",
+    "action",
+    "_selected_action",
+    "post",
+    "status",
+    "board",
+    "player_x",
+]
+
+field_values = st.one_of(hostile_text, st.lists(hostile_text, max_size=3))
+form_data = st.dictionaries(
+    st.one_of(st.sampled_from(FIELDS), st.text(min_size=1, max_size=12)),
+    field_values,
+    max_size=6,
+)
+
+QUERY_KEYS = ["next", "page", "ply", "q", "o", "p", "status__exact", "e", "_popup"]
+query_data = st.dictionaries(
+    st.one_of(st.sampled_from(QUERY_KEYS), st.text(min_size=1, max_size=12)),
+    hostile_text,
+    max_size=3,
+)
+
+ACTORS = ["anonymous", "alice", "bob", "carol", "staff", "root"]
+GAMES = ["in progress", "finished", "open", "self-play", "missing", "huge"]
+ROUTES = [
+    ("GET", "/"),
+    ("GET", "/games/{id}/"),
+    ("GET", "/games/{id}/state.json"),
+    ("POST", "/games/new/"),
+    ("POST", "/games/{id}/move/"),
+    ("POST", "/games/{id}/join/"),
+    ("POST", "/games/{id}/forfeit/"),
+    ("POST", "/games/{id}/rematch/"),
+    ("GET", "/accounts/login/"),
+    ("POST", "/accounts/login/"),
+    ("GET", "/accounts/signup/"),
+    ("POST", "/accounts/signup/"),
+    ("POST", "/accounts/logout/"),
+    ("GET", "/admin/"),
+    ("POST", "/admin/login/"),
+    ("GET", "/admin/games/game/"),
+    ("POST", "/admin/games/game/"),
+    ("GET", "/admin/games/game/{id}/change/"),
+    ("POST", "/admin/games/game/{id}/change/"),
+    ("POST", "/admin/games/game/{id}/delete/"),
+    ("POST", "/admin/games/game/add/"),
+]
+OTHER_METHODS = ["HEAD", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE"]
+ENCODINGS = ["multipart", "urlencoded", "json", "text", "bytes", "bad multipart"]
+
+headers = st.fixed_dictionaries(
+    {},
+    optional={
+        "HTTP_X_FORWARDED_FOR": hostile_text,
+        "HTTP_USER_AGENT": hostile_text,
+        "HTTP_ACCEPT": hostile_text,
+        "HTTP_REFERER": hostile_text,
+        "HTTP_ACCEPT_LANGUAGE": hostile_text,
+    },
+)
+
+
+# -- the world the requests are sent into --------------------------------
+
+
+@pytest.fixture
+def world(alice, bob, carol, make_user):
+    """A game of each kind, and the users to send requests as."""
+    make_user("staff", is_staff=True)
+    make_user("root", is_staff=True, is_superuser=True)
+    in_progress = services.create_game(creator=alice, opponent=bob)
+    play_cells(in_progress, (0, 0), (1, 1))  # alice (X) is to move, ply 2
+    finished = services.create_game(creator=alice, opponent=bob)
+    play_cells(finished, (0, 0), (1, 0), (0, 1), (1, 1), (0, 2))
+    self_play = services.create_game(creator=carol, opponent=carol)
+    return {
+        "in progress": in_progress.pk,
+        "finished": finished.pk,
+        "open": services.create_game(creator=carol).pk,
+        "self-play": self_play.pk,
+        "missing": 0,
+        "huge": 10**30,
+    }
+
+
+def client_as(actor: str) -> Client:
+    client = Client()
+    if actor != "anonymous":
+        client.force_login(get_user_model().objects.get(username=actor))
+    return client
+
+
+def encode(data: dict, encoding: str, junk: bytes) -> tuple[bytes | str, str]:
+    """(body, content type) for form `data` sent the wrong or a broken way."""
+    pairs = [
+        (key, item)
+        for key, value in data.items()
+        for item in (value if isinstance(value, list) else [value])
+    ]
+    if encoding == "urlencoded":
+        return urlencode(pairs), "application/x-www-form-urlencoded"
+    if encoding == "json":
+        return json.dumps(data), "application/json"
+    if encoding == "text":
+        return "&".join(f"{key}={value}" for key, value in pairs), "text/plain"
+    if encoding == "bytes":
+        return junk, "application/x-www-form-urlencoded; charset=utf-8"
+    return junk, "multipart/form-data; boundary=junk"
+
+
+def is_local(url: str) -> bool:
+    """Where a browser following this Location stays on this site."""
+    parts = urlsplit(url)
+    if parts.scheme or parts.netloc:
+        return parts.scheme in ("http", "https") and parts.netloc == "testserver"
+    return not url.replace("\\", "/").startswith("//")
+
+
+def _path(template: str, world: dict, game: str, query: dict) -> str:
+    path = template.format(id=world[game])
+    return f"{path}?{urlencode(query)}" if query else path
+
+
+# -- every route ------------------------------------------------------------
+
+
+@budget(EXAMPLES["every route"])
+@given(
+    actor=st.sampled_from(ACTORS),
+    route=st.sampled_from(ROUTES),
+    method=st.one_of(st.none(), st.sampled_from(OTHER_METHODS)),
+    game=st.sampled_from(GAMES),
+    data=form_data,
+    query=query_data,
+    encoding=st.sampled_from(ENCODINGS),
+    junk=st.binary(max_size=200),
+    extra=headers,
+)
+def test_hostile_requests_to_every_route(
+    world, actor, route, method, game, data, query, encoding, junk, extra
+):
+    route_method, template = route
+    method = method or route_method
+    path = _path(template, world, game, query)
+    with rolled_back():
+        client = client_as(actor)
+        if method == "GET":
+            send(client, "GET", path, data, **extra)
+        elif method == "POST" and encoding == "multipart":
+            send(client, "POST", path, data, **extra)
+        else:
+            body, content_type = encode(data, encoding, junk)
+            send(client, method, path, body, content_type=content_type, **extra)
+        assert_games_consistent()
+
+
+@budget(EXAMPLES["paths"])
+@given(
+    actor=st.sampled_from(["anonymous", "alice"]),
+    segment=hostile_text.filter(lambda text: "?" not in text and "#" not in text),
+    template=st.sampled_from(
+        ["/games/{}/", "/games/{}/move/", "/games/{}/state.json", "/{}", "/admin/{}"]
+    ),
+    method=st.sampled_from(["GET", "POST"]),
+)
+def test_hostile_paths(world, actor, segment, template, method):
+    with rolled_back():
+        response = send(client_as(actor), method, template.format(segment))
+    assert response.status_code in (200, 301, 302, 400, 403, 404, 405)
+
+
+# -- the query parameters pages read: ?next=, ?page= ------------------------
+
+NEXT_ROUTES = [
+    ("GET", "/accounts/login/"),
+    ("POST", "/accounts/login/"),
+    ("GET", "/accounts/signup/"),
+    ("POST", "/accounts/signup/"),
+    ("POST", "/accounts/logout/"),
+    ("GET", "/admin/login/"),
+]
+
+
+@budget(EXAMPLES["next"])
+@given(
+    actor=st.sampled_from(["anonymous", "alice"]),
+    route=st.sampled_from(NEXT_ROUTES),
+    next_url=st.one_of(hostile_text, st.lists(hostile_text, min_size=2, max_size=3)),
+    in_form=st.booleans(),
+)
+def test_hostile_next(world, actor, route, next_url, in_form):
+    method, path = route
+    form = {"next": next_url} if in_form and method == "POST" else {}
+    query = {} if form else {"next": _last(next_url)}
+    with rolled_back():
+        response = send(
+            client_as(actor), method, _path(path, world, "huge", query), form
+        )
+    if response.status_code == 302:
+        assert is_local(response["Location"])
+
+
+@budget(EXAMPLES["page"])
+@given(
+    path=st.sampled_from(["/", "/admin/games/game/"]),
+    key=st.sampled_from(
+        [
+            "page",
+            "p",
+            "o",
+            "q",
+            "status__exact",
+            "created_at__gte",
+            "created_at__year",
+            "created_at__month",
+        ]
+    ),
+    value=hostile_text,
+)
+def test_hostile_page_numbers_and_filters(world, path, key, value):
+    with rolled_back():
+        response = send(client_as("root"), "GET", f"{path}?{urlencode({key: value})}")
+    assert response.status_code in (200, 302, 400, 404)
+
+
+# -- moves: the exact answer is known ---------------------------------------
+
+
+def _number(value, largest: int) -> int | None:
+    """What the contract accepts: plain ASCII digits (at most 3) up to `largest`."""
+    text = str(value).strip()
+    if text.isascii() and text.isdigit() and len(text) <= 3 and int(text) <= largest:
+        return int(text)
+    return None
+
+
+def _has_nul(data: dict) -> bool:
+    values = [
+        v
+        for value in data.values()
+        for v in (value if isinstance(value, list) else [value])
+    ]
+    return any("\x00" in str(value) for value in values)
+
+
+def _last(values):
+    return values[-1] if isinstance(values, list) else values
+
+
+@budget(EXAMPLES["moves"])
+@given(
+    row=st.one_of(st.none(), field_values),
+    col=st.one_of(st.none(), field_values),
+    ply=st.one_of(st.none(), st.sampled_from(["", "2", "0", "3"]), field_values),
+)
+def test_hostile_move_fields(world, row, col, ply):
+    """alice is to move in the game in progress (ply 2; (0,0) and (1,1) taken)."""
+    game_id = world["in progress"]
+    data = {
+        name: value
+        for name, value in (("row", row), ("col", col), ("ply", ply))
+        if value is not None and value != []
+    }
+    with rolled_back():
+        response = send(client_as("alice"), "POST", f"/games/{game_id}/move/", data)
+        game = Game.objects.get(pk=game_id)
+        assert_games_consistent()
+    cell = (_number(_last(row or ""), 2), _number(_last(col or ""), 2))
+    seen = _last(ply) if ply not in (None, []) else ""
+    if _has_nul(data):
+        assert response.status_code == 400
+        assert "a NUL byte" in response.text
+    elif None in cell:
+        assert response.status_code == 400
+        assert CELL_ERROR in response.text
+    elif seen != "" and _number(seen, 9) is None:
+        assert response.status_code == 400
+        assert "ply must be the number of moves" in response.text
+    elif (seen != "" and _number(seen, 9) != 2) or cell in ((0, 0), (1, 1)):
+        assert response.status_code == 409
+    else:
+        assert response.status_code == 302
+        assert game.move_count == 3
+        assert game.board[cell[0] * 3 + cell[1]] == "X"
+
+
+# -- new games: opponent and side --------------------------------------------
+
+
+@budget(EXAMPLES["new games"])
+@given(
+    opponent=st.one_of(st.none(), field_values), side=st.one_of(st.none(), field_values)
+)
+def test_hostile_new_game_fields(world, opponent, side):
+    data = {
+        name: value
+        for name, value in (("opponent", opponent), ("side", side))
+        if value is not None and value != []
+    }
+    with rolled_back():
+        before = Game.objects.count()
+        response = send(client_as("bob"), "POST", "/games/new/", data)
+        created = Game.objects.count() - before
+        assert_games_consistent()
+    name = str(_last(opponent) if opponent not in (None, []) else "").strip()
+    chosen = _last(side) if side not in (None, []) else ""
+    valid = name in ("", "alice", "bob", "carol", "staff", "root") and chosen in (
+        "",
+        "x",
+        "o",
+        "random",
+    )
+    if _has_nul(data):
+        assert response.status_code == 400
+        assert created == 0
+    elif valid:
+        assert response.status_code == 302
+        assert created == 1
+    else:
+        assert response.status_code == 400
+        assert created == 0
+
+
+# -- accounts: very long, odd and hostile names -------------------------------
+
+
+@budget(EXAMPLES["accounts"])
+@given(
+    route=st.sampled_from(["/accounts/login/", "/accounts/signup/", "/admin/login/"]),
+    username=st.one_of(
+        hostile_text, st.text(min_size=140, max_size=160), st.just("alice")
+    ),
+    password=st.one_of(hostile_text, st.just("a-long-test-password-42")),
+    repeat=st.booleans(),
+    query=query_data,
+)
+def test_hostile_credentials(world, route, username, password, repeat, query):
+    data = {
+        "username": [username, "alice"] if repeat else username,
+        "password": password,
+        "password1": password,
+        "password2": password,
+    }
+    with rolled_back():
+        client = Client()
+        response = send(client, "POST", _path(route, world, "missing", query), data)
+        logged_in = client.session.get("_auth_user_id")
+    if response.status_code == 302 and not is_login_redirect(response):
+        # Only the right password for an existing account, or a new account.
+        assert logged_in is not None
+        assert is_local(response["Location"])
+    else:
+        assert logged_in is None
+        assert response.status_code in (200, 400, 429)
+
+
+def test_the_fuzz_reaches_every_route_of_the_app():
+    """A new route must be added to ROUTES above."""
+    from games.urls import urlpatterns
+
+    fuzzed = {template for _, template in ROUTES}
+    for pattern in urlpatterns:
+        path = "/" + str(pattern.pattern).replace("<int:game_id>", "{id}")
+        assert path in fuzzed, f"{path} is not fuzzed"
