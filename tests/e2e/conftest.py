@@ -48,8 +48,11 @@ def unavailable(reason: str, how_to_enable: str):
     pytest.skip(f"{reason}. {how_to_enable}")
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def browser() -> Iterator[Browser]:
+    """One Chromium for the tests in this package, closed when they are done:
+    Playwright's event loop must not outlive them (tests elsewhere run their
+    own with asyncio.run)."""
     if shutil.which(CHROMIUM) is None:
         unavailable(
             f"browser tests need Chromium at {CHROMIUM}",
