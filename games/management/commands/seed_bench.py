@@ -160,6 +160,11 @@ class Command(BaseCommand):
         rng = random.Random(7)
         with transaction.atomic(), explicit_timestamps(Game, Move):
             result = Seeder(SCENARIOS[scenario], rng, password, move_games).run()
+        # Planner statistics, as a live database has them (PostgreSQL's autovacuum,
+        # SQLite's PRAGMA optimize): without them SQLite reads the lobby's games
+        # through the status index, scanning every game in progress.
+        with connection.cursor() as cursor:
+            cursor.execute("ANALYZE")
         result["scenario"] = scenario
         if manifest:
             with open(manifest, "w") as out:
