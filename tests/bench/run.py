@@ -25,6 +25,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -345,11 +346,23 @@ def seed(database, scenario: str, workdir: Path, password: str) -> tuple[str, di
     manifest["path"] = str(manifest_path)
     took = time.monotonic() - started
     print(
-        f"  {scenario}: {manifest['users']} users, {manifest['games']} games, "
-        f"{manifest['moves']} moves seeded in {took:.0f} s",
+        f"  {database.name} {scenario}: {manifest['users']} users, "
+        f"{manifest['games']} games, {manifest['moves']} moves seeded in {took:.0f} s",
         flush=True,
     )
     return url, manifest
+
+
+def seed_all(databases, workdir: Path, password: str) -> dict:
+    """Every database and scenario at once, before any measurement: the seeding
+    processes share the cores instead of taking turns."""
+    print("seeding", flush=True)
+    jobs = [(database, scenario) for database in databases for scenario in SCENARIOS]
+    with ThreadPoolExecutor(max_workers=len(jobs)) as pool:
+        futures = {
+            job: pool.submit(seed, job[0], job[1], workdir, password) for job in jobs
+        }
+        return {job: future.result() for job, future in futures.items()}
 
 
 def count_queries(url: str, manifest: dict, target: str, settings: str) -> dict:
@@ -372,14 +385,11 @@ def move_rounds(prefix: str, game_ids: list[int], rounds: int) -> list[list[str]
     ]
 
 
-def bench_database(database, args, workdir: Path) -> dict:
+def bench_database(database, seeded: dict, password: str, args, workdir: Path):
     print(f"\n== {database.name} ==", flush=True)
-    password = secrets.token_urlsafe(16)
     urls, manifests, servers = {}, {}, []
     for scenario in SCENARIOS:
-        urls[scenario], manifests[scenario] = seed(
-            database, scenario, workdir, password
-        )
+        urls[scenario], manifests[scenario] = seeded[database, scenario]
     queries = {
         scenario: count_queries(
             urls[scenario], manifests[scenario], "app", "tictactoe_site.settings"
@@ -416,9 +426,6 @@ def bench_database(database, args, workdir: Path) -> dict:
     finally:
         for server in servers:
             server.stop()
-        if not args.keep:
-            for scenario in SCENARIOS:
-                database.drop(scenario)
     return {"queries": queries, "rounds": rounds, "live": live_result}
 
 
@@ -565,6 +572,16 @@ def summarise(database: str, data: dict) -> dict:
                         )
                     ]
                 ),
+                "large_small_cpu": ratio(
+                    [
+                        a / b
+                        for a, b in zip(
+                            per_round(large, "cpu_ms_per_request"),
+                            per_round(small, "cpu_ms_per_request"),
+                            strict=True,
+                        )
+                    ]
+                ),
                 "queries_small": data["queries"]["small"][name],
                 "queries_large": data["queries"]["large"][name],
                 "queries_target": QUERY_TARGETS[name],
@@ -602,6 +619,7 @@ def print_table(summary: dict) -> None:
     header = (
         f"{'page':<11} {'req/s':>6} {'floor':>6} {'ratio':>10} {'p50 ms':>7} "
         f"{'p99 ms':>7} {'cpu ms':>7} {'cpu/floor':>9} {'large/small p50':>16} "
+        f"{'(cpu)':>9} "
         f"{'queries':>10}"
     )
     print(header)
@@ -625,6 +643,7 @@ def print_table(summary: dict) -> None:
             f"{row['page']:<11} {row['rps']:>6.0f} {row['floor_rps']:>6.0f} "
             f"{rps_ratio:>10} {row['p50_ms']:>7.1f} {row['p99_ms']:>7.1f} "
             f"{row['cpu_ms']:>7.2f} {row['cpu_ratio']:>8.2f}x {large:>16} "
+            f"{row['large_small_cpu']:>9.2f} "
             f"{queries:>10}"
         )
         if row["bad_responses"]:
@@ -669,10 +688,18 @@ def main() -> None:
             databases.append(postgres)
         else:
             print(f"\nPostgreSQL at {POSTGRES_URL}: not reachable, skipped")
+    password = secrets.token_urlsafe(16)
     summaries = []
-    for database in databases:
-        data = bench_database(database, args, workdir)
-        summaries.append({**summarise(database.name, data), "raw": data})
+    try:
+        seeded = seed_all(databases, workdir, password)
+        for database in databases:
+            data = bench_database(database, seeded, password, args, workdir)
+            summaries.append({**summarise(database.name, data), "raw": data})
+    finally:
+        if not args.keep:
+            for database in databases:
+                for scenario in SCENARIOS:
+                    database.drop(scenario)
     for summary in summaries:
         print_table(summary)
     RESULTS.write_text(
