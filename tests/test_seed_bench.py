@@ -3,9 +3,11 @@
 import json
 
 import pytest
+from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
-from django.db.models import Count, Q
+from django.db.models import Count, Max, Q
 
+from games import services
 from games.integrity import all_violations
 from games.models import Game, GameStatus, Move, Series
 
@@ -51,6 +53,12 @@ def test_the_manifest_names_a_playable_game_and_the_move_pool(seeded):
     assert {(g.player_x.username, g.player_o.username, g.move_count) for g in pool} == {
         ("bench-mover", "bench-mover", 0)
     }
+
+
+def test_games_created_after_seeding_get_fresh_ids(seeded):
+    mover = get_user_model().objects.get(username="bench-mover")
+    game = services.create_game(creator=mover, opponent=mover)
+    assert game.pk == Game.objects.aggregate(Max("pk"))["pk__max"] == 10 + 5 + 1
 
 
 def test_refuses_a_database_that_has_data(seeded):

@@ -17,13 +17,13 @@ import functools
 import json
 import random
 from collections import Counter
-from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.hashers import make_password
 from django.core.management.base import BaseCommand, CommandError
+from django.core.management.color import no_style
 from django.db import connection, transaction
 from django.utils import timezone
 
@@ -113,26 +113,6 @@ def sequence_pool() -> dict[tuple[int, str], list[Sequence]]:
     }
 
 
-@contextmanager
-def explicit_timestamps(*models):
-    """Let bulk_create store the timestamps we give instead of "now", so that
-    seeded games spread over time as real ones do."""
-    fields = [
-        field
-        for model in models
-        for field in model._meta.concrete_fields
-        if getattr(field, "auto_now", False) or getattr(field, "auto_now_add", False)
-    ]
-    saved = [(field, field.auto_now, field.auto_now_add) for field in fields]
-    for field in fields:
-        field.auto_now = field.auto_now_add = False
-    try:
-        yield
-    finally:
-        for field, auto_now, auto_now_add in saved:
-            field.auto_now, field.auto_now_add = auto_now, auto_now_add
-
-
 class Command(BaseCommand):
     help = "Fill an EMPTY database with benchmark data (scenario small or large)."
 
@@ -158,7 +138,7 @@ class Command(BaseCommand):
                 "a known password): migrate a fresh one first."
             )
         rng = random.Random(7)
-        with transaction.atomic(), explicit_timestamps(Game, Move):
+        with transaction.atomic():
             result = Seeder(SCENARIOS[scenario], rng, password, move_games).run()
         # Planner statistics, as a live database has them (PostgreSQL's autovacuum,
         # SQLite's PRAGMA optimize): without them SQLite reads the lobby's games
@@ -209,8 +189,8 @@ class Seeder:
             "moves": moves,
             "viewer": VIEWER,
             "mover": MOVER,
-            "page_game": games[page].pk,
-            "move_games": [game.pk for game in games[first_pool:]],
+            "page_game": games[page][0],
+            "move_games": [pk for pk, _ in games[first_pool:]],
             "draw_order": DRAW_ORDER,
         }
 
@@ -268,69 +248,100 @@ class Seeder:
         )
         return {(row.player_a_id, row.player_b_id): row.pk for row in rows}
 
-    def insert_games(self) -> list[Game]:
+    def insert_games(self) -> list[tuple[int, datetime]]:
+        """(id, created_at) of each game in spec order. Inserted with explicit ids
+        (the database is empty) as plain rows, like the moves."""
         series = self.insert_series()
-        games = []
-        for index, (x, o, sequence) in enumerate(self.specs):
-            created = self.start + timedelta(seconds=30 * index)
+        adapt = connection.ops.adapt_datetimefield_value
+        games, rows = [], []
+        for pk, (x, o, sequence) in enumerate(self.specs, 1):
+            created = self.start + timedelta(seconds=30 * pk)
+            games.append((pk, created))
             if sequence is None:
-                games.append(
-                    Game(
-                        player_x_id=x,
-                        status=GameStatus.WAITING,
-                        created_at=created,
-                        updated_at=created,
-                    )
+                board, status = rules.EMPTY * rules.CELLS, GameStatus.WAITING.value
+                stamp = adapt(created)
+                rows.append(
+                    (pk, x, None, status, board, 0, "", None, 1, None, None)
+                    + (stamp, stamp, None)
                 )
                 continue
             state, count = sequence.state, len(sequence.cells)
             over = state.status.is_over
             forfeited = over and not state.board.status.is_over
-            updated = created + timedelta(seconds=10 * count)
-            games.append(
-                Game(
-                    player_x_id=x,
-                    player_o_id=o,
-                    status=state.status.value,
-                    board=state.board.cells,
-                    move_count=count,
-                    move_order="".join(map(str, sequence.cells)),
-                    winning_line=state.winning_line
-                    if state.status in (rules.Status.X_WON, rules.Status.O_WON)
-                    else None,
-                    version=1 + count + (1 if forfeited else 0),
-                    series_id=series[min(x, o), max(x, o)],
-                    created_at=created,
-                    updated_at=updated,
-                    finished_at=updated if over else None,
+            won = state.status in (rules.Status.X_WON, rules.Status.O_WON)
+            updated = adapt(created + timedelta(seconds=10 * count))
+            rows.append(
+                (
+                    pk,
+                    x,
+                    o,
+                    state.status.value,
+                    state.board.cells,
+                    count,
+                    "".join(map(str, sequence.cells)),
+                    state.winning_line if won else None,
+                    1 + count + (1 if forfeited else 0),
+                    series[min(x, o), max(x, o)],
+                    None,
+                    adapt(created),
+                    updated,
+                    updated if over else None,
                 )
             )
-        return Game.objects.bulk_create(games, batch_size=BATCH)
+        fields = [
+            "id",
+            "player_x",
+            "player_o",
+            "status",
+            "board",
+            "move_count",
+            "move_order",
+            "winning_line",
+            "version",
+            "series",
+            "rematch_of",
+            "created_at",
+            "updated_at",
+            "finished_at",
+        ]
+        insert_rows(Game, fields, rows)
+        with connection.cursor() as cursor:
+            for sql in connection.ops.sequence_reset_sql(no_style(), [Game]):
+                cursor.execute(sql)
+        return games
 
-    def insert_moves(self, games: list[Game]) -> int:
-        """One executemany of plain tuples: bulk_create would spend most of the
-        seeding time preparing 600,000 Move instances field by field."""
-        fields = ["game", "sequence_number", "row", "col", "player", "created_at"]
-        quote = connection.ops.quote_name
-        columns = ", ".join(quote(Move._meta.get_field(f).column) for f in fields)
-        sql = (
-            f"INSERT INTO {quote(Move._meta.db_table)} ({columns}) "
-            f"VALUES ({', '.join(['%s'] * len(fields))})"
-        )
+    def insert_moves(self, games: list[tuple[int, datetime]]) -> int:
         adapt = connection.ops.adapt_datetimefield_value
         rows = [
             (
-                game.pk,
+                pk,
                 number,
                 *rules.cell_of(cell),
                 "X" if number % 2 else "O",
-                adapt(game.created_at + timedelta(seconds=10 * number)),
+                adapt(created + timedelta(seconds=10 * number)),
             )
-            for game, (_, _, sequence) in zip(games, self.specs, strict=True)
+            for (pk, created), (_, _, sequence) in zip(games, self.specs, strict=True)
             if sequence is not None
             for number, cell in enumerate(sequence.cells, 1)
         ]
-        with connection.cursor() as cursor:
-            for start in range(0, len(rows), 10 * BATCH):
-                cursor.executemany(sql, rows[start : start + 10 * BATCH])
+        fields = ["game", "sequence_number", "row", "col", "player", "created_at"]
+        insert_rows(Move, fields, rows)
         return len(rows)
+
+
+def insert_rows(model, fields: list[str], rows: list[tuple]) -> None:
+    """Multi-row INSERTs of plain tuples: bulk_create spends most of its time
+    preparing model instances field by field (a minute or more for 700,000 rows),
+    and one statement per row is slow on PostgreSQL."""
+    quote = connection.ops.quote_name
+    columns = ", ".join(quote(model._meta.get_field(f).column) for f in fields)
+    row_sql = f"({', '.join(['%s'] * len(fields))})"
+    per_statement = 500
+    with connection.cursor() as cursor:
+        for start in range(0, len(rows), per_statement):
+            chunk = rows[start : start + per_statement]
+            cursor.execute(
+                f"INSERT INTO {quote(model._meta.db_table)} ({columns}) "
+                f"VALUES {', '.join([row_sql] * len(chunk))}",
+                [value for row in chunk for value in row],
+            )
