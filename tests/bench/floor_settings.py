@@ -6,3 +6,4 @@ from tictactoe_site.settings import *  # noqa: F403
 
 ROOT_URLCONF = "tests.bench.floor_urls"
 SESSION_ENGINE = "django.contrib.sessions.backends.db"
+LOGIN_URL = "/accounts/login/"  # the app's; the floor serves no login page

@@ -1,10 +1,8 @@
-from django.contrib.auth import views as auth_views
 from django.urls import path
 
 from . import floor_views
 
 urlpatterns = [
-    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("floor/<int:game_id>/", floor_views.board, name="floor_board"),
     path("floor/<int:game_id>/move/", floor_views.move, name="floor_move"),
 ]

@@ -58,6 +58,7 @@ def app_server(port: int) -> tuple[list[str], dict[str, str]]:
         "tictactoe_site.wsgi",
         "--workers=2",
         "--worker-class=sync",
+        "--no-control-socket",
         f"--bind=127.0.0.1:{port}",
     ]
     return command, {}
@@ -73,6 +74,7 @@ def floor_server_command(port: int) -> list[str]:
         "tictactoe_site.wsgi",
         "--workers=2",
         "--worker-class=sync",
+        "--no-control-socket",
         f"--bind=127.0.0.1:{port}",
     ]
 
@@ -188,10 +190,10 @@ class Server:
             if self.process.poll() is not None:
                 raise SystemExit(f"{self.label} exited; see {self.log}")
             try:
-                urllib.request.urlopen(self.base_url + "/accounts/login/", timeout=5)
+                urllib.request.urlopen(self.base_url + "/", timeout=5)
                 return
             except urllib.error.HTTPError:
-                return
+                return  # an answer: the server is up
             except OSError:
                 time.sleep(0.3)
         raise SystemExit(f"{self.label} did not start in 60 s; see {self.log}")
