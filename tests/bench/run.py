@@ -46,22 +46,22 @@ CONNECTIONS = 4
 
 # --------------------------------------------------------------------------
 # THE APP'S SERVER: the one place to switch how the app is served in the bench.
-# Production: debug off (set by django_env), 2 worker processes. Returns the
-# command and extra environment; e.g. for a `python -m tictactoe_site.serve`
-# launcher: ([sys.executable, "-m", "tictactoe_site.serve"],
-#            {"WEB_CONCURRENCY": "2", "HOST": "127.0.0.1", "PORT": str(port)}).
+# As `make serve` runs it: debug off (django_env), 2 worker processes, each
+# serving pages and live streams (tictactoe_site/serve.py). Returns the command
+# and extra environment; gunicorn with 2 sync workers would be
+# ([str(BIN / "gunicorn"), "tictactoe_site.wsgi", "--workers=2",
+#   "--worker-class=sync", "--no-control-socket", f"--bind=127.0.0.1:{port}"], {}).
 
 
 def app_server(port: int) -> tuple[list[str], dict[str, str]]:
-    command = [
-        str(BIN / "gunicorn"),
-        "tictactoe_site.wsgi",
-        "--workers=2",
-        "--worker-class=sync",
-        "--no-control-socket",
-        f"--bind=127.0.0.1:{port}",
-    ]
-    return command, {}
+    command = [sys.executable, "-m", "tictactoe_site.serve"]
+    env = {
+        "WEB_CONCURRENCY": "2",
+        "HOST": "127.0.0.1",
+        "PORT": str(port),
+        "WEB_ACCESS_LOG": "1",
+    }
+    return command, env
 
 
 # --------------------------------------------------------------------------
@@ -503,8 +503,10 @@ def measure_live(app: Server, live, args) -> dict | None:
     from tests.bench import live_latency
 
     session, game_ids = live
+    print("  live updates: 200 streams...", flush=True)
+    mover = session.cookies["sessionid"]  # the pool games are self-play
     return live_latency.measure(
-        app.base_url, session.cookies, game_ids, streams=200, moves=args.live_moves
+        app.base_url, (mover, mover), game_ids, streams=200, moves=args.live_moves
     )
 
 
