@@ -14,12 +14,13 @@ DEV := DJANGO_DEBUG=$${DJANGO_DEBUG:-1}
 NPM := $(shell command -v npm 2>/dev/null)
 NODE_STAMP := node_modules/.installed
 
-.PHONY: help install run serve test test-sqlite test-postgres lint format superuser check clean
+.PHONY: help install run serve test test-sqlite test-postgres bench lint format superuser check clean
 
 help:
 	@echo "make run        install, migrate the SQLite database, serve at http://$(HOST):$(PORT)"
 	@echo "make serve      production server (debug off; needs DJANGO_SECRET_KEY): migrate, collectstatic, serve"
 	@echo "make test       install, then run the whole suite on SQLite, and on PostgreSQL if reachable"
+	@echo "make bench      benchmark the app against Django's floor (needs wrk; README)"
 	@echo "make lint       ruff check + ruff format --check"
 	@echo "make format     ruff format + ruff check --fix"
 	@echo "make superuser  create an admin account"
@@ -103,6 +104,13 @@ test-sqlite: install $(if $(NPM),$(NODE_STAMP))
 test-postgres: install $(if $(NPM),$(NODE_STAMP))
 	@echo "== test suite on PostgreSQL ($(TEST_POSTGRES_URL))"
 	DATABASE_URL="$(TEST_POSTGRES_URL)" $(PY) -m pytest
+
+# Load comes from wrk (Debian package); installed here when apt-get can.
+bench: install
+	@command -v wrk >/dev/null || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && \
+	  apt-get install -y -qq wrk >/dev/null; } || \
+	  { echo "make bench needs wrk: sudo apt-get install wrk" >&2; exit 1; }
+	$(PY) -m tests.bench.run $(BENCH_ARGS)
 
 lint: install
 	$(VENV)/bin/ruff check .

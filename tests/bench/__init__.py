@@ -1,0 +1,1 @@
+"""`make bench`: the app against Django's floor, measured side by side (README)."""

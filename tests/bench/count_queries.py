@@ -1,0 +1,85 @@
+"""SQL queries per request, counted in-process with the test client:
+`python -m tests.bench.count_queries MANIFEST app|floor` prints one JSON object.
+
+Run with the settings and DATABASE_URL of the server being measured. Each page
+is requested twice and the second request counted (a warm session, as under
+load); the move POST is counted over all nine plies of one reserved game (the
+last ply also ends the game and scores the series) and reported at its worst.
+"""
+
+import json
+import os
+import sys
+
+import django
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tictactoe_site.settings")
+django.setup()
+
+from django.contrib.auth import get_user_model  # noqa: E402
+from django.db import connection  # noqa: E402
+from django.test import Client  # noqa: E402
+from django.test.utils import CaptureQueriesContext  # noqa: E402
+
+
+def client_for(username: str) -> Client:
+    client = Client(HTTP_HOST="127.0.0.1")
+    client.force_login(get_user_model().objects.get(username=username))
+    return client
+
+
+def queries(client: Client, method: str, path: str, expected: int, **data) -> int:
+    with CaptureQueriesContext(connection) as captured:
+        response = getattr(client, method)(path, data)
+    if response.status_code != expected:
+        raise SystemExit(f"{method.upper()} {path}: {response.status_code}")
+    return len(captured)
+
+
+def page(client: Client, path: str) -> int:
+    queries(client, "get", path, 200)
+    return queries(client, "get", path, 200)
+
+
+def app_counts(manifest: dict, game: int) -> dict:
+    viewer, mover = client_for(manifest["viewer"]), client_for(manifest["mover"])
+    page(mover, "/")
+    order = manifest["draw_order"]
+    moves = [
+        queries(mover, "post", f"/games/{game}/move/", 302, **cell_data(order, ply))
+        for ply in range(len(order))
+    ]
+    return {
+        "game page": page(viewer, f"/games/{manifest['page_game']}/"),
+        "lobby": page(viewer, "/"),
+        "state.json": page(viewer, f"/games/{manifest['page_game']}/state.json"),
+        "move POST": max(moves),
+    }
+
+
+def cell_data(order: str, ply: int) -> dict:
+    row, col = divmod(int(order[ply]), 3)
+    return {"row": row, "col": col, "ply": ply}
+
+
+def floor_counts(manifest: dict, game: int) -> dict:
+    viewer, mover = client_for(manifest["viewer"]), client_for(manifest["mover"])
+    page(mover, f"/floor/{game}/")
+    queries(mover, "post", f"/floor/{game}/move/", 302)
+    return {
+        "floor page": page(viewer, f"/floor/{manifest['page_game']}/"),
+        "floor move": queries(mover, "post", f"/floor/{game}/move/", 302),
+    }
+
+
+def main() -> None:
+    manifest_path, target = sys.argv[1:3]
+    with open(manifest_path) as source:
+        manifest = json.load(source)
+    game = manifest["move_games"][-1]
+    counts = app_counts if target == "app" else floor_counts
+    print(json.dumps(counts(manifest, game)))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,727 @@
+"""`make bench`: the app against Django's floor, side by side, on fresh databases.
+
+For each database (SQLite; PostgreSQL when reachable) it seeds a small and a
+large scenario, starts the app on each and the floor (tests/bench/floor_*.py)
+with production settings, then drives load with wrk in rounds that interleave
+app and floor runs, and prints requests/s, p50/p99 latency and server CPU per
+request, each as a ratio to the floor, the large/small latency ratio and SQL
+queries per request. Results also go to bench-results.json.
+
+    python -m tests.bench.run [--duration 10] [--rounds 2] [--databases sqlite,postgres]
+"""
+
+import argparse
+import http.cookiejar
+import json
+import os
+import re
+import secrets
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+BIN = Path(sys.executable).parent
+WRK_SCRIPT = Path(__file__).with_name("wrk.lua")
+LIVE_LATENCY = Path(__file__).with_name("live_latency.py")
+RESULTS = ROOT / "bench-results.json"
+PORT = int(os.environ.get("BENCH_PORT", "8401"))
+POSTGRES_URL = os.environ.get(
+    "BENCH_POSTGRES_URL", "postgres://postgres@127.0.0.1:5432/postgres"
+)
+DB_PREFIX = os.environ.get("BENCH_DB_PREFIX", "ttt_bench")
+SCENARIOS = ("small", "large")
+MOVE_GAMES = 3000  # per scenario: 9 moves each, split between the rounds
+LIVE_GAMES = 50  # reserved at the end of the pool for the live-update benchmark
+CONNECTIONS = 4
+
+# --------------------------------------------------------------------------
+# THE APP'S SERVER: the one place to switch how the app is served in the bench.
+# As `make serve` runs it: debug off (django_env), 2 worker processes, each
+# serving pages and live streams (tictactoe_site/serve.py). Returns the command
+# and extra environment; gunicorn with 2 sync workers would be
+# ([str(BIN / "gunicorn"), "tictactoe_site.wsgi", "--workers=2",
+#   "--worker-class=sync", "--no-control-socket", f"--bind=127.0.0.1:{port}"], {}).
+
+
+def app_server(port: int) -> tuple[list[str], dict[str, str]]:
+    command = [sys.executable, "-m", "tictactoe_site.serve"]
+    env = {
+        "WEB_CONCURRENCY": "2",
+        "HOST": "127.0.0.1",
+        "PORT": str(port),
+        "WEB_ACCESS_LOG": "1",
+    }
+    return command, env
+
+
+# --------------------------------------------------------------------------
+
+
+def floor_server_command(port: int) -> list[str]:
+    """The floor always runs on gunicorn with 2 sync workers."""
+    return [
+        str(BIN / "gunicorn"),
+        "tictactoe_site.wsgi",
+        "--workers=2",
+        "--worker-class=sync",
+        "--no-control-socket",
+        f"--bind=127.0.0.1:{port}",
+    ]
+
+
+SECRET_KEY = secrets.token_urlsafe(50)
+
+
+def django_env(database_url: str, settings: str = "tictactoe_site.settings") -> dict:
+    """Production settings, shared by the app, the floor and the manage commands."""
+    env = {key: value for key, value in os.environ.items() if key != "DJANGO_DEBUG"}
+    env.update(
+        DJANGO_SETTINGS_MODULE=settings,
+        DJANGO_SECRET_KEY=SECRET_KEY,
+        DJANGO_DEBUG="0",
+        DJANGO_ALLOWED_HOSTS="127.0.0.1,localhost",
+        DATABASE_URL=database_url,
+        # Persistent connections, as a production deployment would configure.
+        DJANGO_CONN_MAX_AGE="60",
+        PYTHONPATH=str(ROOT),
+    )
+    return env
+
+
+def manage(database_url: str, *args: str, settings: str = "tictactoe_site.settings"):
+    return subprocess.run(
+        [sys.executable, "manage.py", *args],
+        cwd=ROOT,
+        env=django_env(database_url, settings),
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+
+
+# ----------------------------------------------------------------- databases
+
+
+class SQLite:
+    name = "sqlite"
+
+    def __init__(self, workdir: Path):
+        self.workdir = workdir
+
+    def create(self, scenario: str) -> str:
+        path = self.workdir / f"{scenario}.sqlite3"
+        for leftover in self.workdir.glob(f"{scenario}.sqlite3*"):
+            leftover.unlink()
+        return f"sqlite:///{path}"
+
+    def drop(self, scenario: str) -> None:
+        for leftover in self.workdir.glob(f"{scenario}.sqlite3*"):
+            leftover.unlink()
+
+
+class PostgreSQL:
+    name = "postgres"
+
+    def __init__(self, admin_url: str):
+        self.admin_url = admin_url
+
+    def reachable(self) -> bool:
+        import psycopg
+
+        try:
+            psycopg.connect(self.admin_url, connect_timeout=3).close()
+        except psycopg.OperationalError:
+            return False
+        return True
+
+    def _admin(self, sql: str) -> None:
+        import psycopg
+
+        with psycopg.connect(self.admin_url, autocommit=True) as connection:
+            connection.execute(sql)
+
+    def database(self, scenario: str) -> str:
+        return f"{DB_PREFIX}_{scenario}"
+
+    def create(self, scenario: str) -> str:
+        name = self.database(scenario)
+        self._admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        self._admin(f'CREATE DATABASE "{name}"')
+        parts = urllib.parse.urlsplit(self.admin_url)
+        return urllib.parse.urlunsplit(parts._replace(path=f"/{name}"))
+
+    def drop(self, scenario: str) -> None:
+        self._admin(f'DROP DATABASE IF EXISTS "{self.database(scenario)}" WITH (FORCE)')
+
+
+# ------------------------------------------------------------------- servers
+
+
+@dataclass
+class Server:
+    label: str
+    command: list[str]
+    env: dict
+    port: int
+    log: Path
+    process: subprocess.Popen | None = None
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> None:
+        with self.log.open("w") as log:
+            self.process = subprocess.Popen(
+                self.command, cwd=ROOT, env=self.env, stdout=log, stderr=log
+            )
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise SystemExit(f"{self.label} exited; see {self.log}")
+            try:
+                urllib.request.urlopen(self.base_url + "/", timeout=5)
+                return
+            except urllib.error.HTTPError:
+                return  # an answer: the server is up
+            except OSError:
+                time.sleep(0.3)
+        raise SystemExit(f"{self.label} did not start in 60 s; see {self.log}")
+
+    def stop(self) -> None:
+        if self.process and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+    def cpu_seconds(self) -> float:
+        """utime + stime of the worker processes (children of the master)."""
+        ticks = 0
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            try:
+                fields = stat.read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == self.process.pid:  # fields[1] is the ppid
+                ticks += int(fields[11]) + int(fields[12])
+        return ticks / os.sysconf("SC_CLK_TCK")
+
+
+# ----------------------------------------------------------------- sessions
+
+
+class NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args, **kwargs):
+        return None
+
+
+@dataclass
+class Session:
+    """A user logged in through the real login form."""
+
+    cookies: dict[str, str]
+    csrf_token: str
+
+    @property
+    def header(self) -> str:
+        return "; ".join(f"{name}={value}" for name, value in self.cookies.items())
+
+
+TOKEN = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
+
+
+def log_in(base_url: str, username: str, password: str, token_page: str) -> Session:
+    jar = http.cookiejar.CookieJar()
+    opener = urllib.request.build_opener(
+        urllib.request.HTTPCookieProcessor(jar), NoRedirect
+    )
+    form = opener.open(base_url + "/accounts/login/").read().decode()
+    data = urllib.parse.urlencode(
+        {
+            "username": username,
+            "password": password,
+            "csrfmiddlewaretoken": TOKEN.search(form).group(1),
+        }
+    ).encode()
+    try:
+        opener.open(base_url + "/accounts/login/", data)
+        raise SystemExit(f"login of {username} at {base_url} failed")
+    except urllib.error.HTTPError as redirect:
+        if redirect.code != 302:
+            raise
+    page = opener.open(base_url + token_page).read().decode()
+    cookies = {cookie.name: cookie.value for cookie in jar}
+    return Session(cookies, TOKEN.search(page).group(1))
+
+
+def status_of(url: str, session: Session, data: bytes | None = None) -> int:
+    opener = urllib.request.build_opener(NoRedirect)
+    request = urllib.request.Request(url, data, headers={"Cookie": session.header})
+    try:
+        return opener.open(request).status
+    except urllib.error.HTTPError as error:
+        return error.code
+
+
+# ----------------------------------------------------------------------- wrk
+
+
+@dataclass
+class Target:
+    """One thing to load: a GET of a page, or move POSTs over a pool of games."""
+
+    name: str
+    scenario: str
+    server: Server
+    session: Session
+    path: str = ""
+    move_paths: list[list[str]] = field(default_factory=list)  # one list per round
+
+    @property
+    def key(self) -> str:
+        return f"{self.name} [{self.scenario}]"
+
+
+def run_wrk(target: Target, round_number: int, duration: int, workdir: Path) -> dict:
+    headers = ["Connection: close", f"Cookie: {target.session.header}"]
+    if target.move_paths:
+        paths_file = workdir / f"paths-{target.server.label}-{round_number}.txt"
+        paths_file.write_text("\n".join(target.move_paths[round_number]) + "\n")
+        url = target.server.base_url + "/"
+        args = ["move", target.session.csrf_token, str(paths_file), "012435768"]
+        headers.append("Content-Type: application/x-www-form-urlencoded")
+    else:
+        url = target.server.base_url + target.path
+        args = ["get", "200"]
+    command = ["wrk", "-t1", f"-c{CONNECTIONS}", f"-d{duration}s", "--latency"]
+    command += ["--timeout", "10s"]
+    for header in headers:
+        command += ["-H", header]
+    command += ["-s", str(WRK_SCRIPT), url, "--", *args]
+    cpu_before = target.server.cpu_seconds()
+    output = subprocess.run(command, capture_output=True, text=True, check=True).stdout
+    cpu = target.server.cpu_seconds() - cpu_before
+    line = next(x for x in output.splitlines() if x.startswith("BENCH "))
+    summary = json.loads(line.removeprefix("BENCH "))
+    requests = summary["requests"]
+    return {
+        "requests": requests,
+        "rps": requests / (summary["duration_us"] / 1e6),
+        "p50_ms": summary["p50_us"] / 1000,
+        "p99_ms": summary["p99_us"] / 1000,
+        "cpu_ms_per_request": 1000 * cpu / requests if requests else None,
+        "unexpected_status": summary["unexpected"],
+        "socket_errors": summary["socket_errors"],
+    }
+
+
+# ------------------------------------------------------------------ the run
+
+
+def seed(database, scenario: str, workdir: Path, password: str) -> tuple[str, dict]:
+    started = time.monotonic()
+    url = database.create(scenario)
+    manage(url, "migrate", "--noinput")
+    manifest_path = workdir / f"{database.name}-{scenario}.json"
+    manage(
+        url,
+        "seed_bench",
+        f"--scenario={scenario}",
+        f"--password={password}",
+        f"--move-games={MOVE_GAMES}",
+        f"--manifest={manifest_path}",
+    )
+    manifest = json.loads(manifest_path.read_text())
+    manifest["path"] = str(manifest_path)
+    took = time.monotonic() - started
+    print(
+        f"  {database.name} {scenario}: {manifest['users']} users, "
+        f"{manifest['games']} games, {manifest['moves']} moves seeded in {took:.0f} s",
+        flush=True,
+    )
+    return url, manifest
+
+
+def seed_all(databases, workdir: Path, password: str) -> dict:
+    """Every database and scenario at once, before any measurement: the seeding
+    processes share the cores instead of taking turns."""
+    print("seeding", flush=True)
+    jobs = [(database, scenario) for database in databases for scenario in SCENARIOS]
+    with ThreadPoolExecutor(max_workers=len(jobs)) as pool:
+        futures = {
+            job: pool.submit(seed, job[0], job[1], workdir, password) for job in jobs
+        }
+        return {job: future.result() for job, future in futures.items()}
+
+
+def count_queries(url: str, manifest: dict, target: str, settings: str) -> dict:
+    output = subprocess.run(
+        [sys.executable, "-m", "tests.bench.count_queries", manifest["path"], target],
+        cwd=ROOT,
+        env=django_env(url, settings),
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    return json.loads(output.strip().splitlines()[-1])
+
+
+def move_rounds(prefix: str, game_ids: list[int], rounds: int) -> list[list[str]]:
+    per_round = len(game_ids) // rounds
+    return [
+        [f"{prefix}{game}/move/" for game in game_ids[r * per_round :][:per_round]]
+        for r in range(rounds)
+    ]
+
+
+def bench_database(database, seeded: dict, password: str, args, workdir: Path):
+    print(f"\n== {database.name} ==", flush=True)
+    urls, manifests, servers = {}, {}, []
+    for scenario in SCENARIOS:
+        urls[scenario], manifests[scenario] = seeded[database, scenario]
+    queries = {
+        scenario: count_queries(
+            urls[scenario], manifests[scenario], "app", "tictactoe_site.settings"
+        )
+        for scenario in SCENARIOS
+    }
+    queries["floor"] = count_queries(
+        urls["small"], manifests["small"], "floor", "tests.bench.floor_settings"
+    )
+    try:
+        apps = {}
+        for offset, scenario in enumerate(SCENARIOS, 1):
+            command, extra_env = app_server(PORT + offset)
+            apps[scenario] = Server(
+                f"app-{scenario}",
+                command,
+                django_env(urls[scenario]) | extra_env,
+                PORT + offset,
+                workdir / f"{database.name}-app-{scenario}.log",
+            )
+        floor = Server(
+            "floor",
+            floor_server_command(PORT),
+            django_env(urls["small"], "tests.bench.floor_settings"),
+            PORT,
+            workdir / f"{database.name}-floor.log",
+        )
+        servers = [floor, *apps.values()]
+        for server in servers:
+            server.start()
+        targets, live = plan(apps, floor, manifests, password, args.rounds)
+        rounds = measure(targets, args, workdir)
+        live_result = measure_live(apps["small"], live, args)
+    finally:
+        for server in servers:
+            server.stop()
+    return {"queries": queries, "rounds": rounds, "live": live_result}
+
+
+def plan(apps, floor, manifests, password, rounds):
+    """The targets of one round, app and floor interleaved."""
+    sessions, pools = {}, {}
+    for scenario, app in apps.items():
+        manifest = manifests[scenario]
+        pool = manifest["move_games"][: -LIVE_GAMES - 1]
+        pools[scenario] = pool
+        mover_page = f"/games/{manifest['move_games'][-1]}/"
+        sessions[scenario] = (
+            log_in(app.base_url, manifest["viewer"], password, "/"),
+            log_in(app.base_url, manifest["mover"], password, mover_page),
+        )
+    small = manifests["small"]
+    viewer, mover = sessions["small"]
+    floor_page = f"/floor/{small['page_game']}/"
+    floor_moves = move_rounds("/floor/", pools["small"], rounds)
+    targets = [Target("floor page", "floor", floor, viewer, floor_page)]
+    targets += [
+        Target("game page", s, apps[s], sessions[s][0], f"/games/{m['page_game']}/")
+        for s, m in manifests.items()
+    ]
+    targets.append(Target("floor move", "floor", floor, mover, move_paths=floor_moves))
+    targets += [
+        Target(
+            "move POST",
+            s,
+            apps[s],
+            sessions[s][1],
+            move_paths=move_rounds("/games/", pools[s], rounds),
+        )
+        for s in manifests
+    ]
+    targets += [Target("lobby", s, apps[s], sessions[s][0], "/") for s in manifests]
+    targets += [
+        Target(
+            "state.json",
+            s,
+            apps[s],
+            sessions[s][0],
+            f"/games/{m['page_game']}/state.json",
+        )
+        for s, m in manifests.items()
+    ]
+    for target in targets:
+        if (
+            target.path
+            and status_of(target.server.base_url + target.path, target.session) != 200
+        ):
+            raise SystemExit(f"{target.key}: {target.path} does not answer 200")
+    live = (sessions["small"][1], small["move_games"][-LIVE_GAMES - 1 : -1])
+    return targets, live
+
+
+def measure(targets: list[Target], args, workdir: Path) -> dict:
+    results: dict[str, list[dict]] = {target.key: [] for target in targets}
+    for round_number in range(args.rounds):
+        print(f"  round {round_number + 1}/{args.rounds}:", end="", flush=True)
+        for target in targets:
+            result = run_wrk(target, round_number, args.duration, workdir)
+            results[target.key].append(result)
+            print(f" {target.key} {result['rps']:.0f}/s", end=";", flush=True)
+        print(flush=True)
+    return results
+
+
+def measure_live(app: Server, live, args) -> dict | None:
+    if not LIVE_LATENCY.exists():
+        print("  live updates: not present", flush=True)
+        return None
+    from tests.bench import live_latency
+
+    session, game_ids = live
+    print("  live updates: 200 streams...", flush=True)
+    mover = session.cookies["sessionid"]  # the pool games are self-play
+    return live_latency.measure(
+        app.base_url, (mover, mover), game_ids, streams=200, moves=args.live_moves
+    )
+
+
+# ------------------------------------------------------------------- report
+
+PAGES = [
+    ("game page", "floor page", 1.1),
+    ("move POST", "floor move", 1.0),
+    ("lobby", "floor page", 0.8),
+    ("state.json", "floor page", None),
+]
+QUERY_TARGETS = {"game page": 3, "move POST": 8, "lobby": 6, "state.json": None}
+LARGE_SMALL_TARGET = 1.25
+
+
+def ratio(values: list[float]) -> float:
+    return statistics.median(values)
+
+
+def summarise(database: str, data: dict) -> dict:
+    rounds = data["rounds"]
+    rows = []
+
+    def per_round(key: str, metric: str) -> list[float]:
+        return [r[metric] for r in rounds[key]]
+
+    for name, floor_name, target in PAGES:
+        floor_key = f"{floor_name} [floor]"
+        small, large = f"{name} [small]", f"{name} [large]"
+        rows.append(
+            {
+                "page": name,
+                "rps": statistics.median(per_round(small, "rps")),
+                "floor_rps": statistics.median(per_round(floor_key, "rps")),
+                "rps_ratio": ratio(
+                    [
+                        a / b
+                        for a, b in zip(
+                            per_round(small, "rps"),
+                            per_round(floor_key, "rps"),
+                            strict=True,
+                        )
+                    ]
+                ),
+                "rps_target": target,
+                "p50_ms": statistics.median(per_round(small, "p50_ms")),
+                "p99_ms": statistics.median(per_round(small, "p99_ms")),
+                "cpu_ms": statistics.median(per_round(small, "cpu_ms_per_request")),
+                "cpu_ratio": ratio(
+                    [
+                        a / b
+                        for a, b in zip(
+                            per_round(small, "cpu_ms_per_request"),
+                            per_round(floor_key, "cpu_ms_per_request"),
+                            strict=True,
+                        )
+                    ]
+                ),
+                "large_p50_ms": statistics.median(per_round(large, "p50_ms")),
+                "large_small_p50": ratio(
+                    [
+                        a / b
+                        for a, b in zip(
+                            per_round(large, "p50_ms"),
+                            per_round(small, "p50_ms"),
+                            strict=True,
+                        )
+                    ]
+                ),
+                "large_small_cpu": ratio(
+                    [
+                        a / b
+                        for a, b in zip(
+                            per_round(large, "cpu_ms_per_request"),
+                            per_round(small, "cpu_ms_per_request"),
+                            strict=True,
+                        )
+                    ]
+                ),
+                "queries_small": data["queries"]["small"][name],
+                "queries_large": data["queries"]["large"][name],
+                "queries_target": QUERY_TARGETS[name],
+                "bad_responses": sum(
+                    r["unexpected_status"] + r["socket_errors"]
+                    for key in (small, large)
+                    for r in rounds[key]
+                ),
+            }
+        )
+    floors = {
+        name: {
+            "rps": statistics.median(per_round(f"{name} [floor]", "rps")),
+            "p50_ms": statistics.median(per_round(f"{name} [floor]", "p50_ms")),
+            "p99_ms": statistics.median(per_round(f"{name} [floor]", "p99_ms")),
+            "cpu_ms": statistics.median(
+                per_round(f"{name} [floor]", "cpu_ms_per_request")
+            ),
+            "queries": data["queries"]["floor"][name],
+        }
+        for name in ("floor page", "floor move")
+    }
+    return {"database": database, "pages": rows, "floor": floors, "live": data["live"]}
+
+
+def verdict(value: float, target: float | None, higher_is_better: bool) -> str:
+    if target is None:
+        return ""
+    met = value >= target if higher_is_better else value <= target
+    return "ok" if met else "MISS"
+
+
+def print_table(summary: dict) -> None:
+    print(f"\n{summary['database']}  (ratios: median of per-round ratios)")
+    header = (
+        f"{'page':<11} {'req/s':>6} {'floor':>6} {'ratio':>10} {'p50 ms':>7} "
+        f"{'p99 ms':>7} {'cpu ms':>7} {'cpu/floor':>9} {'large/small p50':>16} "
+        f"{'(cpu)':>9} "
+        f"{'queries':>10}"
+    )
+    print(header)
+    print("-" * len(header))
+    for row in summary["pages"]:
+        target = row["rps_target"]
+        rps_ratio = f"{row['rps_ratio']:.2f}x"
+        if target:
+            rps_ratio += f" {verdict(row['rps_ratio'], target, True) or '':>4}"
+        large = f"{row['large_small_p50']:.2f} " + verdict(
+            row["large_small_p50"], LARGE_SMALL_TARGET, False
+        )
+        queries = f"{row['queries_small']}/{row['queries_large']}"
+        if row["queries_target"]:
+            queries += " " + verdict(
+                max(row["queries_small"], row["queries_large"]),
+                row["queries_target"],
+                False,
+            )
+        print(
+            f"{row['page']:<11} {row['rps']:>6.0f} {row['floor_rps']:>6.0f} "
+            f"{rps_ratio:>10} {row['p50_ms']:>7.1f} {row['p99_ms']:>7.1f} "
+            f"{row['cpu_ms']:>7.2f} {row['cpu_ratio']:>8.2f}x {large:>16} "
+            f"{row['large_small_cpu']:>9.2f} "
+            f"{queries:>10}"
+        )
+        if row["bad_responses"]:
+            print(f"  !! {row['bad_responses']} unexpected responses or socket errors")
+    for name, floor in summary["floor"].items():
+        print(
+            f"{name}: {floor['rps']:.0f} req/s, p50 {floor['p50_ms']:.1f} ms, "
+            f"p99 {floor['p99_ms']:.1f} ms, cpu {floor['cpu_ms']:.2f} ms, "
+            f"{floor['queries']} queries"
+        )
+    live = summary["live"]
+    if live is not None:
+        print(f"live updates: {json.dumps(live)}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--duration", type=int, default=10, help="seconds per run")
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--databases", default="sqlite,postgres")
+    parser.add_argument("--live-moves", type=int, default=20)
+    parser.add_argument("--keep", action="store_true", help="keep the databases")
+    args = parser.parse_args()
+    if args.duration < 10:
+        parser.error("runs must last at least 10 s")
+    if not shutil.which("wrk"):
+        raise SystemExit("wrk is missing: apt-get install wrk")
+    started = time.monotonic()
+    workdir = Path(tempfile.mkdtemp(prefix=os.environ.get("BENCH_TMP", "ttt-bench-")))
+    print(f"bench: work files in {workdir}", flush=True)
+    subprocess.run(
+        [sys.executable, "manage.py", "collectstatic", "--noinput", "-v0"],
+        cwd=ROOT,
+        env=django_env("sqlite://:memory:"),
+        check=True,
+    )
+    wanted = args.databases.split(",")
+    databases = [SQLite(workdir)] if "sqlite" in wanted else []
+    if "postgres" in wanted:
+        postgres = PostgreSQL(POSTGRES_URL)
+        if postgres.reachable():
+            databases.append(postgres)
+        else:
+            print(f"\nPostgreSQL at {POSTGRES_URL}: not reachable, skipped")
+    password = secrets.token_urlsafe(16)
+    summaries = []
+    try:
+        seeded = seed_all(databases, workdir, password)
+        for database in databases:
+            data = bench_database(database, seeded, password, args, workdir)
+            summaries.append({**summarise(database.name, data), "raw": data})
+    finally:
+        if not args.keep:
+            for database in databases:
+                for scenario in SCENARIOS:
+                    database.drop(scenario)
+    for summary in summaries:
+        print_table(summary)
+    RESULTS.write_text(
+        json.dumps(
+            {
+                "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                "duration_s": args.duration,
+                "rounds": args.rounds,
+                "connections": CONNECTIONS,
+                "results": summaries,
+            },
+            indent=2,
+        )
+    )
+    print(f"\nwrote {RESULTS.name}; took {time.monotonic() - started:.0f} s")
+    if not args.keep:
+        shutil.rmtree(workdir)
+
+
+if __name__ == "__main__":
+    main()

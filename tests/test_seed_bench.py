@@ -1,0 +1,66 @@
+"""`manage.py seed_bench`: the benchmark's data passes every invariant."""
+
+import json
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.core.management import CommandError, call_command
+from django.db.models import Count, Max, Q
+
+from games import services
+from games.integrity import all_violations
+from games.models import Game, GameStatus, Move, Series
+
+
+@pytest.fixture
+def seeded(db, tmp_path):
+    manifest = tmp_path / "manifest.json"
+    call_command(
+        "seed_bench",
+        scenario="small",
+        password="a-long-bench-password",
+        move_games=5,
+        manifest=str(manifest),
+    )
+    return manifest
+
+
+def test_seeded_games_replay_to_their_rows(seeded):
+    assert list(all_violations()) == []
+    assert Game.objects.count() == 10 + 5
+    assert Game.objects.filter(status=GameStatus.WAITING).count() == 1
+    assert Move.objects.count() == sum(
+        Game.objects.values_list("move_count", flat=True)
+    )
+
+
+def test_series_counters_match_the_finished_games(seeded):
+    for series in Series.objects.annotate(
+        finished=Count("games", filter=~Q(games__status=GameStatus.IN_PROGRESS))
+    ):
+        assert series.a_wins + series.b_wins + series.draws == series.finished
+
+
+def test_the_manifest_names_a_playable_game_and_the_move_pool(seeded):
+    manifest = json.loads(seeded.read_text())
+    page = Game.objects.get(pk=manifest["page_game"])
+    assert (page.player_x.username, page.status, page.move_count) == (
+        "bench",
+        GameStatus.IN_PROGRESS,
+        2,
+    )
+    pool = Game.objects.filter(pk__in=manifest["move_games"])
+    assert {(g.player_x.username, g.player_o.username, g.move_count) for g in pool} == {
+        ("bench-mover", "bench-mover", 0)
+    }
+
+
+def test_games_created_after_seeding_get_fresh_ids(seeded):
+    mover = get_user_model().objects.get(username="bench-mover")
+    game = services.create_game(creator=mover, opponent=mover)
+    assert game.pk == Game.objects.aggregate(Max("pk"))["pk__max"] == 10 + 5 + 1
+
+
+def test_refuses_a_database_that_has_data(seeded):
+    with pytest.raises(CommandError, match="only fills an empty database"):
+        call_command("seed_bench", scenario="small", password="another-password")
