@@ -18,7 +18,8 @@ from django.db.models import Case, F, PositiveIntegerField, Q, When
 from django.utils import timezone
 
 from . import events, rules
-from .models import Game, GameStatus, Move, Series
+from .models import Game, GameStatus, Move, PlayerResult, Series
+from .results import result_rows
 
 Side = Literal["x", "o", "random"]
 SIDES: tuple[Side, ...] = ("x", "o", "random")
@@ -118,6 +119,14 @@ def _score(game: Game, winner: rules.Mark | None) -> None:
     )
 
 
+def _record_results(game: Game) -> None:
+    """The finished game's rows in each player's history, in the same transaction."""
+    PlayerResult.objects.bulk_create(
+        PlayerResult(game=game, **row._asdict())
+        for row in result_rows(game.player_x_id, game.player_o_id, game.status)
+    )
+
+
 def _save(game: Game, state: rules.GameState) -> None:
     game.board = state.board.cells
     game.move_count = state.board.move_count
@@ -145,6 +154,7 @@ def _save(game: Game, state: rules.GameState) -> None:
     if state.status.is_over:
         winner = state.winner
         _score(game, winner)
+        _record_results(game)
         _after_commit(
             events.game_ended,
             game=game,
