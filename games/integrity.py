@@ -8,6 +8,7 @@ from collections.abc import Iterator
 
 from . import rules
 from .models import FINISHED_STATUSES, Game, GameStatus
+from .results import ResultRow, result_rows
 
 
 def game_violations(game: Game, moves: list[tuple[int, int, int, str]]) -> list[str]:
@@ -62,13 +63,30 @@ def _status_violations(game: Game, board: rules.Board) -> list[str]:
     return []
 
 
+def result_violations(game: Game, stored: list[ResultRow]) -> list[str]:
+    """A finished game has exactly the PlayerResult rows its status gives
+    (what records and the archive count); an unfinished one has none."""
+    expected = (
+        result_rows(game.player_x_id, game.player_o_id, game.status)
+        if game.status in FINISHED_STATUSES
+        else []
+    )
+    if sorted(stored) == sorted(expected):
+        return []
+    return [f"player results {sorted(stored)} but the game gives {sorted(expected)}"]
+
+
 def all_violations(chunk_size: int = 2000) -> Iterator[tuple[int, str]]:
     """(game id, problem) for every stored game, read in chunks."""
-    games = Game.objects.order_by("pk").prefetch_related("moves")
+    games = Game.objects.order_by("pk").prefetch_related("moves", "results")
     for game in games.iterator(chunk_size=chunk_size):
         moves = sorted(
             (move.sequence_number, move.row, move.col, move.player)
             for move in game.moves.all()
         )
-        for problem in game_violations(game, moves):
+        results = [
+            ResultRow(row.player_id, row.opponent_id, row.mark, row.outcome)
+            for row in game.results.all()
+        ]
+        for problem in game_violations(game, moves) + result_violations(game, results):
             yield game.pk, problem

@@ -171,7 +171,7 @@ def outcome_text(result: PlayerResult) -> str:
 
 def streak_text(streak: Streak) -> str:
     if not streak.length:
-        return "No games yet."
+        return "none yet"
     noun = {"win": "win", "loss": "loss", "draw": "draw"}[streak.kind]
     plural = "es" if noun == "loss" else "s"
     return f"{streak.length} {noun}{plural if streak.length != 1 else ''} in a row"
