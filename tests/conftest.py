@@ -69,15 +69,16 @@ def client_for(db):
     return make
 
 
-def snapshot_tables() -> tuple[list, list]:
+def snapshot_tables() -> tuple[list, list, list, list]:
     """Every stored game and move, field by field: compared before and after a
     rejected request to prove that nothing changed."""
-    from games.models import Move, Series
+    from games.models import Move, PlayerResult, Series
 
     games = list(Game.objects.order_by("pk").values())
     moves = list(Move.objects.order_by("pk").values())
     series = list(Series.objects.order_by("pk").values())
-    return games, moves, series
+    results = list(PlayerResult.objects.order_by("pk").values())
+    return games, moves, series, results
 
 
 def pytest_terminal_summary(terminalreporter):
