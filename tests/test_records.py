@@ -8,33 +8,7 @@ from games import records, rules, services
 from games.models import PlayerResult
 from games.results import result_rows
 
-X_WINS_ROW_0 = [(0, 0), (1, 0), (0, 1), (1, 1), (0, 2)]
-O_WINS_ROW_1 = [(0, 0), (1, 0), (0, 1), (1, 1), (2, 2), (1, 2)]
-DRAW = [(0, 0), (0, 1), (0, 2), (1, 1), (1, 0), (1, 2), (2, 1), (2, 0), (2, 2)]
-
-
-def new_game(x, o):
-    return services.create_game(creator=x, opponent=o, side="x")
-
-
-def forfeit_now(game):
-    """The player to move (X on an empty board) forfeits."""
-    mover = game.player_x if game.next_mark == "X" else game.player_o
-    return services.forfeit(game_id=game.pk, user=mover)
-
-
-@pytest.fixture
-def history(alice, bob, carol, play):
-    """Six finished games, in this order of ending (alice's view in comments)."""
-    games = {}
-    games["win_as_x"] = play(new_game(alice, bob), *X_WINS_ROW_0)  # W as X
-    games["draw_as_o"] = play(new_game(bob, alice), *DRAW)  # D as O
-    games["forfeit_as_x"] = forfeit_now(new_game(alice, bob))  # forfeit as X
-    games["win_as_o"] = play(new_game(carol, alice), *O_WINS_ROW_1)  # W as O
-    games["self_play"] = play(new_game(alice, alice), *X_WINS_ROW_0)  # not counted
-    games["bob_forfeits"] = forfeit_now(new_game(bob, alice))  # W as O
-    services.create_game(creator=alice, opponent=carol)  # still running: no rows
-    return games
+from .conftest import DRAW, X_WINS_ROW_0, forfeit_now, new_game
 
 
 def test_outcome_for_each_status_and_side():
