@@ -4,7 +4,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from games import services
-from games.models import Game, Move
+from games.models import Game, Move, PlayerResult
 
 
 @pytest.fixture
@@ -39,3 +39,19 @@ def test_a_board_that_disagrees_with_its_moves_is_reported(some_games, capsys):
         call_command("check_games")
     out = capsys.readouterr().out
     assert "board 'XXX-OO---' but the moves give 'XXXOO----'" in out
+
+
+def test_a_missing_result_row_is_reported(some_games, alice, capsys):
+    PlayerResult.objects.filter(game=some_games, player=alice).delete()
+    with pytest.raises(CommandError):
+        call_command("check_games")
+    out = capsys.readouterr().out
+    assert f"game {some_games.pk}: player results [" in out
+    assert "but the game gives [" in out
+
+
+def test_a_result_that_contradicts_the_game_is_reported(some_games, alice, capsys):
+    PlayerResult.objects.filter(game=some_games, player=alice).update(outcome="draw")
+    with pytest.raises(CommandError, match=r"1 problem\(s\) found"):
+        call_command("check_games")
+    assert "'draw'" in capsys.readouterr().out
