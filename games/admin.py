@@ -171,11 +171,11 @@ admin.site.unregister(User)
 class PlayerAdmin(UserAdmin):
     """The stock user admin plus the player's game record (read-only)."""
 
-    readonly_fields = [*UserAdmin.readonly_fields, "game_record"]
-    fieldsets = [*UserAdmin.fieldsets, ("Games", {"fields": ["game_record"]})]
+    readonly_fields = [*UserAdmin.readonly_fields, "games_record"]
+    fieldsets = [*UserAdmin.fieldsets, ("Games", {"fields": ["games_record"]})]
 
     @admin.display(description="Record")
-    def game_record(self, obj) -> str:
+    def games_record(self, obj) -> str:
         if obj.pk is None:
             return "-"
         total = records.record_of(obj).total

@@ -380,7 +380,18 @@ class PlayerResult(models.Model):
             models.Index(
                 fields=["player", "opponent", "-id"], name="result_by_opponent"
             ),
-            models.Index(fields=["player", "mark", "outcome"], name="result_tally"),
+            # "Lost" (a loss or a forfeit) and "counted" (not self-play) are
+            # two-value filters: partial indexes keep them ordered range scans.
+            models.Index(
+                fields=["player", "-id"],
+                name="result_losses",
+                condition=Q(outcome__in=[ResultOutcome.LOSS, ResultOutcome.FORFEIT]),
+            ),
+            models.Index(
+                fields=["player", "-id"],
+                name="result_counted",
+                condition=~Q(outcome=ResultOutcome.SELF_PLAY),
+            ),
         ]
         constraints = [
             models.UniqueConstraint(
@@ -410,3 +421,30 @@ class PlayerResult(models.Model):
     def counts(self) -> bool:
         """Whether this game counts in the player's win/loss record."""
         return self.outcome != ResultOutcome.SELF_PLAY
+
+
+class PlayerRecord(models.Model):
+    """A player's totals, one row per player, kept by games.services in the
+    transaction that ends a game (from the same rows as PlayerResult), so the
+    player page reads a record in one primary-key lookup however many games
+    there are. check_games verifies it against the PlayerResult rows."""
+
+    player = models.OneToOneField(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.CASCADE,
+        primary_key=True,
+        related_name="game_record",
+    )
+    # PositiveIntegerField: the database refuses a negative count.
+    x_wins = models.PositiveIntegerField(default=0)
+    x_losses = models.PositiveIntegerField(default=0)
+    x_forfeits = models.PositiveIntegerField(default=0)
+    x_draws = models.PositiveIntegerField(default=0)
+    o_wins = models.PositiveIntegerField(default=0)
+    o_losses = models.PositiveIntegerField(default=0)
+    o_forfeits = models.PositiveIntegerField(default=0)
+    o_draws = models.PositiveIntegerField(default=0)
+    self_play = models.PositiveIntegerField(default=0)
+
+    def __str__(self) -> str:
+        return f"Record of {self.player_id}"

@@ -1,14 +1,15 @@
 """A player's record, streak, head-to-head and game archive, all computed by the
-database from PlayerResult (one row per player per finished game, indexed by
-player) and Series, so every query is an index range scan and a page costs the
-same number of queries however many games there are."""
+database: the record from the PlayerRecord counters, the rest from PlayerResult
+(one row per player per finished game, indexed by player) and Series. Every
+query is a key lookup or a bounded index range scan, and a page costs the same
+number of queries however many games there are."""
 
 from dataclasses import dataclass, field
 
-from django.db.models import Count, F, Q, QuerySet, Subquery
+from django.db.models import F, Q, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 
-from .models import PlayerResult, ResultOutcome, Series
+from .models import PlayerRecord, PlayerResult, ResultOutcome, Series
 
 LOSSES = [ResultOutcome.LOSS, ResultOutcome.FORFEIT]
 
@@ -40,11 +41,6 @@ class Tally:
         """Forfeits count as losses."""
         return self.losses + self.forfeits
 
-    def add(self, outcome: str, count: int) -> None:
-        name = {"win": "wins", "loss": "losses", "forfeit": "forfeits"}
-        attr = name.get(outcome, "draws")
-        setattr(self, attr, getattr(self, attr) + count)
-
 
 @dataclass(slots=True)
 class Record:
@@ -72,20 +68,15 @@ class Streak:
 
 
 def record_of(player) -> Record:
-    """One GROUP BY over the player's rows (an index-only scan on result_tally)."""
-    record = Record()
-    counts = (
-        PlayerResult.objects.filter(player=player)
-        .values_list("mark", "outcome")
-        .annotate(count=Count("id"))
-        .order_by()
+    """One primary-key read of the counters the services keep."""
+    row = PlayerRecord.objects.filter(player=player).first()
+    if row is None:
+        return Record()
+    return Record(
+        as_x=Tally(row.x_wins, row.x_losses, row.x_forfeits, row.x_draws),
+        as_o=Tally(row.o_wins, row.o_losses, row.o_forfeits, row.o_draws),
+        self_play=row.self_play,
     )
-    for mark, outcome, count in counts:
-        if outcome == ResultOutcome.SELF_PLAY:
-            record.self_play += count
-        else:
-            (record.as_x if mark == "X" else record.as_o).add(outcome, count)
-    return record
 
 
 def streak_of(player) -> Streak:

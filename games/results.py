@@ -31,3 +31,22 @@ def result_rows(player_x_id: int, player_o_id: int, status: str) -> list[ResultR
             player_o_id, player_x_id, "O", rules.outcome_for(finished, rules.Mark.O)
         ),
     ]
+
+
+# PlayerRecord counter for each outcome (prefixed by the mark: "x_wins").
+_COUNTER_SUFFIX = {
+    rules.Outcome.WIN: "wins",
+    rules.Outcome.LOSS: "losses",
+    rules.Outcome.FORFEIT: "forfeits",
+    rules.Outcome.DRAW: "draws",
+}
+COUNTERS = [
+    f"{mark}_{suffix}" for mark in ("x", "o") for suffix in _COUNTER_SUFFIX.values()
+] + [SELF_PLAY]
+
+
+def counter_for(mark: str, outcome: str) -> str:
+    """The PlayerRecord field that one result row adds 1 to."""
+    if outcome == SELF_PLAY:
+        return SELF_PLAY
+    return f"{mark.lower()}_{_COUNTER_SUFFIX[rules.Outcome(outcome)]}"

@@ -18,8 +18,8 @@ from django.db.models import Case, F, PositiveIntegerField, Q, When
 from django.utils import timezone
 
 from . import events, rules
-from .models import Game, GameStatus, Move, PlayerResult, Series
-from .results import result_rows
+from .models import Game, GameStatus, Move, PlayerRecord, PlayerResult, Series
+from .results import counter_for, result_rows
 
 Side = Literal["x", "o", "random"]
 SIDES: tuple[Side, ...] = ("x", "o", "random")
@@ -120,11 +120,22 @@ def _score(game: Game, winner: rules.Mark | None) -> None:
 
 
 def _record_results(game: Game) -> None:
-    """The finished game's rows in each player's history, in the same transaction."""
+    """The finished game's rows in each player's history, and +1 on each player's
+    record counter, in the same transaction. Records are created if missing and
+    updated in player-id order, so concurrent game ends cannot deadlock."""
+    rows = sorted(result_rows(game.player_x_id, game.player_o_id, game.status))
     PlayerResult.objects.bulk_create(
-        PlayerResult(game=game, **row._asdict())
-        for row in result_rows(game.player_x_id, game.player_o_id, game.status)
+        PlayerResult(game=game, **row._asdict()) for row in rows
     )
+    PlayerRecord.objects.bulk_create(
+        [PlayerRecord(player_id=row.player_id) for row in rows],
+        ignore_conflicts=True,
+    )
+    for row in rows:
+        counter = counter_for(row.mark, row.outcome)
+        PlayerRecord.objects.filter(player_id=row.player_id).update(
+            **{counter: F(counter) + 1}
+        )
 
 
 def _save(game: Game, state: rules.GameState) -> None:

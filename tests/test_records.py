@@ -5,7 +5,7 @@ import pytest
 from django.urls import reverse
 
 from games import records, rules, services
-from games.models import PlayerResult
+from games.models import PlayerRecord, PlayerResult
 from games.results import result_rows
 
 from .conftest import DRAW, X_WINS_ROW_0, forfeit_now, new_game
@@ -40,9 +40,23 @@ def test_each_finished_game_gets_its_rows(history, alice, bob):
     assert PlayerResult.objects.count() == 11  # 5 games x 2 players + 1 self-play
 
 
+def test_records_are_counted_when_games_end(history, alice, bob, carol):
+    fields = ("x_wins", "x_losses", "x_forfeits", "x_draws")
+    fields += ("o_wins", "o_losses", "o_forfeits", "o_draws", "self_play")
+    stored = {
+        row[0]: row[1:] for row in PlayerRecord.objects.values_list("player", *fields)
+    }
+    assert stored == {
+        alice.pk: (1, 0, 1, 0, 2, 0, 0, 1, 1),
+        bob.pk: (0, 0, 1, 1, 1, 1, 0, 0, 0),
+        carol.pk: (0, 1, 0, 0, 0, 0, 0, 0, 0),
+    }
+
+
 def test_a_running_game_has_no_rows(game, play):
     play(game, (0, 0), (1, 1))
     assert not PlayerResult.objects.exists()
+    assert not PlayerRecord.objects.exists()
 
 
 def test_record_splits_by_side_and_keeps_self_play_out(history, alice, bob, carol):
