@@ -69,10 +69,10 @@ def test_a_record_counter_that_drifted_is_reported(some_games, alice, capsys):
     assert f"player {alice.pk}: record x_wins is 5 but the results give 1" in out
 
 
-def test_a_missing_record_is_reported(some_games, carol, capsys):
-    PlayerRecord.objects.filter(player=carol).delete()
-    with pytest.raises(CommandError):
+def test_a_missing_record_is_reported(some_games, bob, capsys):
+    PlayerRecord.objects.filter(player=bob).delete()
+    with pytest.raises(CommandError, match=r"2 problem\(s\) found"):
         call_command("check_games")
-    assert f"player {carol.pk}: record self_play is 0 but the results give 1" in (
-        capsys.readouterr().out
-    )
+    out = capsys.readouterr().out
+    assert f"player {bob.pk}: record o_losses is 0 but the results give 1" in out
+    assert f"player {bob.pk}: record x_forfeits is 0 but the results give 1" in out
