@@ -103,7 +103,7 @@ def test_player_page(history, alice, bob, client_for):
         "(1 by forfeit), <strong>1</strong> drawn." in html
     )
     assert (
-        '<tr><th scope="row">As X</th><td>2</td><td>1</td><td>0</td><td>1</td>'
+        '<tr><th scope="row">As X</th><td>2</td><td>1</td><td>1</td><td>1</td>'
         "<td>0</td></tr>" in html
     )
     assert (
@@ -114,6 +114,9 @@ def test_player_page(history, alice, bob, client_for):
     assert "Current streak: <strong>2 wins in a row</strong>" in html
     assert "alice 2 – 1 bob, 1 draw" in html
     assert "alice 1 – 0 carol" in html
+    assert '<a href="/games/archive/?opponent=carol">your games against carol</a>' in (
+        html
+    )
     recent = [(r.game_id, text) for r, text in response.context["recent"]]
     assert recent == [
         (history["bob_forfeits"].pk, "Won as O (bob forfeited)"),

@@ -61,7 +61,7 @@ def test_the_current_move_is_marked_and_the_links_step(finished, client_for, bob
     assert re.findall(r'aria-current="step"[^>]*><a href="[^"]+">([^<]+)<', page) == [
         "3. X (1, 1)"
     ]
-    assert f'href="{url}?ply=0" data-key="Home">⏮ First' in page
+    assert f'href="{url}?ply=0" data-key="Home">« First' in page
     assert f'href="{url}?ply=2" rel="prev" data-key="ArrowLeft">' in page
     assert f'href="{url}?ply=4" rel="next" data-key="ArrowRight">' in page
     assert f'href="{url}?ply=7" data-key="End">Last' in page
@@ -69,10 +69,10 @@ def test_the_current_move_is_marked_and_the_links_step(finished, client_for, bob
     start = text(client.get(f"{url}?ply=0"))
     assert 'aria-current="step"' not in start
     assert 'rel="prev"' not in start
-    assert 'aria-disabled="true">⏮ First' in start
+    assert 'aria-disabled="true">« First' in start
     end = text(client.get(f"{url}?ply=7"))
     assert 'rel="next"' not in end
-    assert 'aria-disabled="true">Last ⏭' in end
+    assert 'aria-disabled="true">Last »' in end
     assert "cell-win" in end  # the winning line shows at the winning move
     assert "cell-win" not in page
 
