@@ -69,16 +69,17 @@ def client_for(db):
     return make
 
 
-def snapshot_tables() -> tuple[list, list, list, list]:
+def snapshot_tables() -> tuple[list, ...]:
     """Every stored game and move, field by field: compared before and after a
     rejected request to prove that nothing changed."""
-    from games.models import Move, PlayerResult, Series
+    from games.models import Move, PlayerRecord, PlayerResult, Series
 
     games = list(Game.objects.order_by("pk").values())
     moves = list(Move.objects.order_by("pk").values())
     series = list(Series.objects.order_by("pk").values())
     results = list(PlayerResult.objects.order_by("pk").values())
-    return games, moves, series, results
+    records = list(PlayerRecord.objects.order_by("pk").values())
+    return games, moves, series, results, records
 
 
 def pytest_terminal_summary(terminalreporter):
