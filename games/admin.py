@@ -16,7 +16,7 @@ from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils.html import format_html
 
-from . import presentation, records
+from . import presentation, records, services
 from .models import Game, Move
 
 User = get_user_model()
@@ -103,6 +103,13 @@ class GameAdmin(BoundedDateHierarchy, admin.ModelAdmin):
     def has_change_permission(self, request, obj=None):
         # Viewing needs "view" permission; nothing here may edit a game.
         return False
+
+    def delete_model(self, request, obj):
+        services.delete_games(game_ids=[obj.pk])
+
+    def delete_queryset(self, request, queryset):
+        """Through the service, so that records and series are recounted."""
+        services.delete_games(game_ids=list(queryset.values_list("pk", flat=True)))
 
     @admin.display(description="Board")
     def board_display(self, obj: Game) -> str:

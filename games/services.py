@@ -14,12 +14,20 @@ from typing import Literal
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
-from django.db.models import Case, F, PositiveIntegerField, Q, When
+from django.db.models import Case, Count, F, PositiveIntegerField, Q, When
 from django.utils import timezone
 
 from . import events, rules
-from .models import Game, GameStatus, Move, PlayerRecord, PlayerResult, Series
-from .results import counter_for, result_rows
+from .models import (
+    FINISHED_STATUSES,
+    Game,
+    GameStatus,
+    Move,
+    PlayerRecord,
+    PlayerResult,
+    Series,
+)
+from .results import COUNTERS, counter_for, result_rows
 
 Side = Literal["x", "o", "random"]
 SIDES: tuple[Side, ...] = ("x", "o", "random")
@@ -334,3 +342,56 @@ def rematch(*, game_id: int, user) -> Game:
         return rematch_game
 
     return _atomic_action(action)
+
+
+def delete_games(*, game_ids: list[int]) -> int:
+    """Delete games (staff, from the admin) and recount what they were counted in:
+    the records of their players and the series of their pairs. Returns how many
+    games were deleted."""
+
+    def action() -> int:
+        games = Game.objects.select_for_update(of=("self",)).filter(pk__in=game_ids)
+        players = set(
+            PlayerResult.objects.filter(game__in=games).values_list("player", flat=True)
+        )
+        series_ids = set(games.exclude(series=None).values_list("series", flat=True))
+        deleted = games.count()
+        games.delete()
+        for player_id in sorted(players):
+            _recount_record(player_id)
+        for series_id in sorted(series_ids):
+            _recount_series(series_id)
+        return deleted
+
+    return _atomic_action(action)
+
+
+def _recount_record(player_id: int) -> None:
+    counts = dict.fromkeys(COUNTERS, 0)
+    tallies = (
+        PlayerResult.objects.filter(player_id=player_id)
+        .values_list("mark", "outcome")
+        .annotate(count=Count("id"))
+        .order_by()
+    )
+    for mark, outcome, count in tallies:
+        counts[counter_for(mark, outcome)] += count
+    PlayerRecord.objects.filter(player_id=player_id).update(**counts)
+
+
+def _recount_series(series_id: int) -> None:
+    series = Series.objects.get(pk=series_id)
+    a = series.player_a_id
+    won_by_a = Q(status__in=[GameStatus.X_WON, GameStatus.O_FORFEITS], player_x=a) | Q(
+        status__in=[GameStatus.O_WON, GameStatus.X_FORFEITS], player_o=a
+    )
+    totals = Game.objects.filter(series=series, status__in=FINISHED_STATUSES).aggregate(
+        a_wins=Count("id", filter=won_by_a),
+        decided=Count("id", filter=~Q(status=GameStatus.DRAW)),
+        draws=Count("id", filter=Q(status=GameStatus.DRAW)),
+    )
+    Series.objects.filter(pk=series_id).update(
+        a_wins=totals["a_wins"],
+        b_wins=totals["decided"] - totals["a_wins"],
+        draws=totals["draws"],
+    )
