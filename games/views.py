@@ -16,7 +16,7 @@ from django.utils.http import url_has_allowed_host_and_scheme, urlencode
 from . import presentation, records, rules, services
 from .forms import ArchiveForm, MoveForm, NewGameForm, ReplayForm, SignupForm
 from .http import get_only, get_or_post, post_only
-from .models import FINISHED_STATUSES, Game, GameStatus
+from .models import Game, GameStatus
 
 LOBBY_PAGE_SIZE = 20
 ARCHIVE_PAGE_SIZE = 20
@@ -125,11 +125,11 @@ def _render_lobby(
     )
     page = _page_number(request)
     start = (page - 1) * LOBBY_PAGE_SIZE
-    finished = list(
-        Game.objects.filter(mine, status__in=FINISHED_STATUSES)
-        .select_related(*players)
-        .order_by("-updated_at", "-id")[start : start + LOBBY_PAGE_SIZE + 1]
-    )
+    # One index range scan over the user's result rows, newest first.
+    finished = [
+        result.game
+        for result in records.results_of(user)[start : start + LOBBY_PAGE_SIZE + 1]
+    ]
     context = {
         "form": form,
         "active": [(game, presentation.turn_text(game, user)) for game in active],
