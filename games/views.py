@@ -292,12 +292,7 @@ def rematch(request, game_id: int):
 @get_only
 @login_required
 def player_detail(request, username: str):
-    # A NUL byte is no username, and PostgreSQL refuses it in a query.
-    player = (
-        None
-        if "\x00" in username
-        else get_user_model().objects.filter(username=username).first()
-    )
+    player = get_user_model().objects.filter(username=username).first()
     if player is None:
         raise Http404(f"There is no player called “{username}”.")
     context = {

@@ -187,6 +187,8 @@ ROUTES = [
     ("GET", "/"),
     ("GET", "/games/{id}/"),
     ("GET", "/games/{id}/state.json"),
+    ("GET", "/games/archive/"),
+    ("GET", "/players/<str:username>/"),  # a literal username that does not exist
     ("POST", "/games/new/"),
     ("POST", "/games/{id}/move/"),
     ("POST", "/games/{id}/join/"),

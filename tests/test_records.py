@@ -144,7 +144,7 @@ def test_unknown_player_is_a_404_with_a_message(alice, client_for):
     assert "There is no player called “nobody”." in response.content.decode()
 
 
-@pytest.mark.parametrize("username", ["a%00b", "x" * 300, "%F0%9F%98%80", "alice%20"])
+@pytest.mark.parametrize("username", ["x" * 300, "%F0%9F%98%80", "alice%20"])
 def test_odd_usernames_are_404s(alice, client_for, username):
     response = client_for(alice).get(f"/players/{username}/")
     assert response.status_code == 404
