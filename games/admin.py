@@ -1,14 +1,25 @@
 """Staff inspect games here. A game's state is read-only: only games.services may
 change it, so no admin form can store an impossible game. Deleting is allowed."""
 
+import csv
+import json
+
 from axes.admin import AccessAttemptAdmin
 from axes.models import AccessAttempt
 from django.contrib import admin
 from django.contrib.admin.options import IncorrectLookupParameters
 from django.contrib.admin.views.main import ChangeList
+from django.contrib.auth import get_user_model
+from django.contrib.auth.admin import UserAdmin
+from django.http import HttpResponse
 from django.template.loader import render_to_string
+from django.urls import reverse
+from django.utils.html import format_html
 
+from . import presentation, records, services
 from .models import Game, Move
+
+User = get_user_model()
 
 
 class BoundedDateChangeList(ChangeList):
@@ -67,6 +78,7 @@ class GameAdmin(BoundedDateHierarchy, admin.ModelAdmin):
     date_hierarchy = "created_at"
     show_full_result_count = False
     inlines = [MoveInline]
+    actions = ["export_moves_json", "export_moves_csv"]
     fields = [
         "player_x",
         "player_o",
@@ -92,6 +104,97 @@ class GameAdmin(BoundedDateHierarchy, admin.ModelAdmin):
         # Viewing needs "view" permission; nothing here may edit a game.
         return False
 
+    def delete_model(self, request, obj):
+        services.delete_games(game_ids=[obj.pk])
+
+    def delete_queryset(self, request, queryset):
+        """Through the service, so that records and series are recounted."""
+        services.delete_games(game_ids=list(queryset.values_list("pk", flat=True)))
+
     @admin.display(description="Board")
     def board_display(self, obj: Game) -> str:
         return render_to_string("games/admin_board.html", {"game": obj})
+
+    def _with_moves(self, queryset):
+        return queryset.select_related("player_x", "player_o").prefetch_related("moves")
+
+    @admin.action(description="Export the moves of the selected games as JSON")
+    def export_moves_json(self, request, queryset):
+        games = [
+            {
+                "id": game.pk,
+                "player_x": game.player_x and game.player_x.get_username(),
+                "player_o": game.player_o and game.player_o.get_username(),
+                "status": game.status,
+                "finished_at": game.finished_at and game.finished_at.isoformat(),
+                "moves": [
+                    {
+                        "sequence_number": move.sequence_number,
+                        "player": move.player,
+                        "row": move.row,
+                        "col": move.col,
+                        "played_at": move.created_at.isoformat(),
+                    }
+                    for move in game.moves.all()
+                ],
+            }
+            for game in self._with_moves(queryset).order_by("pk")
+        ]
+        response = HttpResponse(
+            json.dumps({"games": games}, indent=2), content_type="application/json"
+        )
+        response["Content-Disposition"] = 'attachment; filename="game-moves.json"'
+        return response
+
+    @admin.action(description="Export the moves of the selected games as CSV")
+    def export_moves_csv(self, request, queryset):
+        response = HttpResponse(content_type="text/csv; charset=utf-8")
+        response["Content-Disposition"] = 'attachment; filename="game-moves.csv"'
+        writer = csv.writer(response)
+        writer.writerow(
+            ["game", "sequence_number", "player", "username", "row", "col", "played_at"]
+        )
+        for game in self._with_moves(queryset).order_by("pk"):
+            for move in game.moves.all():
+                user = game.player_for(move.player)
+                writer.writerow(
+                    [
+                        game.pk,
+                        move.sequence_number,
+                        move.player,
+                        user.get_username(),
+                        move.row,
+                        move.col,
+                        move.created_at.isoformat(),
+                    ]
+                )
+        return response
+
+
+admin.site.unregister(User)
+
+
+@admin.register(User)
+class PlayerAdmin(UserAdmin):
+    """The stock user admin plus the player's game record (read-only)."""
+
+    readonly_fields = [*UserAdmin.readonly_fields, "games_record"]
+    fieldsets = [*UserAdmin.fieldsets, ("Games", {"fields": ["games_record"]})]
+
+    @admin.display(description="Record")
+    def games_record(self, obj) -> str:
+        if obj.pk is None:
+            return "-"
+        total = records.record_of(obj).total
+        streak = presentation.streak_text(records.streak_of(obj))
+        return format_html(
+            "{} played: {} won, {} lost ({} by forfeit), {} drawn. "
+            'Current streak: {}. <a href="{}">Player page</a>',
+            total.played,
+            total.wins,
+            total.all_losses,
+            total.forfeits,
+            total.draws,
+            streak,
+            reverse("player_detail", args=[obj.get_username()]),
+        )

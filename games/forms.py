@@ -4,17 +4,23 @@ from django import forms
 from django.contrib.auth import get_user_model
 from django.contrib.auth.forms import UserCreationForm
 
+from . import rules
+from .records import RESULT_FILTERS
 from .services import SIDES
 
 
 class StrictIntegerField(forms.IntegerField):
     """Plain ASCII digits only: no signs, decimals, exponents or other scripts."""
 
+    def __init__(self, *, max_digits: int = 3, **kwargs):
+        self.max_digits = max_digits
+        super().__init__(**kwargs)
+
     def to_python(self, value):
         if value in self.empty_values:
             return None
         text = str(value).strip()
-        if not (text.isascii() and text.isdigit() and len(text) <= 3):
+        if not (text.isascii() and text.isdigit() and len(text) <= self.max_digits):
             raise forms.ValidationError(self.error_messages["invalid"], code="invalid")
         return int(text)
 
@@ -70,6 +76,68 @@ class NewGameForm(forms.Form):
                 "There is no player called “%(username)s”.",
                 params={"username": username},
             ) from None
+
+
+PLY_ERROR = "ply must be a whole number of moves, from 0 to the number played."
+
+
+class ReplayForm(forms.Form):
+    """`?ply=N` on a game page; whether N was played is checked against the game."""
+
+    ply = StrictIntegerField(
+        min_value=0,
+        max_value=rules.CELLS,
+        error_messages=dict.fromkeys(
+            ("required", "invalid", "min_value", "max_value"), PLY_ERROR
+        ),
+    )
+
+
+def _cursor_field() -> StrictIntegerField:
+    return StrictIntegerField(
+        required=False,
+        min_value=1,
+        max_digits=18,
+        error_messages=dict.fromkeys(
+            ("invalid", "min_value"), "That page link is not valid."
+        ),
+    )
+
+
+class ArchiveForm(forms.Form):
+    """Filters and the page cursor of the game archive (all from the query string)."""
+
+    result = forms.ChoiceField(
+        choices=[("", "Any result")]
+        + [(value, label) for value, (label, _) in RESULT_FILTERS.items()],
+        required=False,
+        error_messages={
+            "invalid_choice": "Filter by result: "
+            + ", ".join(RESULT_FILTERS)
+            + " (or leave it empty)."
+        },
+    )
+    opponent = forms.CharField(max_length=150, required=False, strip=True)
+    before = _cursor_field()
+    after = _cursor_field()
+
+    def clean_opponent(self):
+        username = self.cleaned_data["opponent"]
+        if not username:
+            return None
+        try:
+            return get_user_model().objects.get_by_natural_key(username)
+        except get_user_model().DoesNotExist:
+            raise forms.ValidationError(
+                "There is no player called “%(username)s”.",
+                params={"username": username},
+            ) from None
+
+    def clean(self):
+        data = super().clean()
+        if data.get("before") and data.get("after"):
+            raise forms.ValidationError("That page link is not valid.")
+        return data
 
 
 class SignupForm(UserCreationForm):

@@ -4,10 +4,14 @@ Independent of the constraints on purpose: it replays every game's Move rows
 through games.rules and compares the result with the denormalised Game row.
 """
 
+from collections import Counter, defaultdict
 from collections.abc import Iterator
 
+from django.db.models import Count
+
 from . import rules
-from .models import FINISHED_STATUSES, Game, GameStatus
+from .models import FINISHED_STATUSES, Game, GameStatus, PlayerRecord, PlayerResult
+from .results import COUNTERS, ResultRow, counter_for, result_rows
 
 
 def game_violations(game: Game, moves: list[tuple[int, int, int, str]]) -> list[str]:
@@ -62,13 +66,53 @@ def _status_violations(game: Game, board: rules.Board) -> list[str]:
     return []
 
 
+def result_violations(game: Game, stored: list[ResultRow]) -> list[str]:
+    """A finished game has exactly the PlayerResult rows its status gives
+    (what records and the archive count); an unfinished one has none."""
+    expected = (
+        result_rows(game.player_x_id, game.player_o_id, game.status)
+        if game.status in FINISHED_STATUSES
+        else []
+    )
+    if sorted(stored) == sorted(expected):
+        return []
+    return [f"player results {sorted(stored)} but the game gives {sorted(expected)}"]
+
+
 def all_violations(chunk_size: int = 2000) -> Iterator[tuple[int, str]]:
     """(game id, problem) for every stored game, read in chunks."""
-    games = Game.objects.order_by("pk").prefetch_related("moves")
+    games = Game.objects.order_by("pk").prefetch_related("moves", "results")
     for game in games.iterator(chunk_size=chunk_size):
         moves = sorted(
             (move.sequence_number, move.row, move.col, move.player)
             for move in game.moves.all()
         )
-        for problem in game_violations(game, moves):
+        results = [
+            ResultRow(row.player_id, row.opponent_id, row.mark, row.outcome)
+            for row in game.results.all()
+        ]
+        for problem in game_violations(game, moves) + result_violations(game, results):
             yield game.pk, problem
+
+
+def record_violations() -> Iterator[tuple[int, str]]:
+    """(player id, problem) wherever a PlayerRecord counter differs from the
+    player's PlayerResult rows (which all_violations checks against the games)."""
+    expected: dict[int, Counter] = defaultdict(Counter)
+    tallies = (
+        PlayerResult.objects.values_list("player", "mark", "outcome")
+        .annotate(count=Count("id"))
+        .order_by()
+    )
+    for player_id, mark, outcome, count in tallies:
+        expected[player_id][counter_for(mark, outcome)] += count
+    stored = {row["player_id"]: row for row in PlayerRecord.objects.values()}
+    for player_id in sorted(expected.keys() | stored.keys()):
+        row = stored.get(player_id, {})
+        for counter in COUNTERS:
+            have, want = row.get(counter, 0), expected[player_id][counter]
+            if have != want:
+                yield (
+                    player_id,
+                    f"record {counter} is {have} but the results give {want}",
+                )

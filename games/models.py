@@ -341,3 +341,110 @@ class Move(models.Model):
 
     def __str__(self) -> str:
         return f"{self.sequence_number}. {self.player} ({self.row}, {self.col})"
+
+
+class ResultOutcome(models.TextChoices):
+    WIN = rules.Outcome.WIN.value, "Won"
+    LOSS = rules.Outcome.LOSS.value, "Lost"
+    DRAW = rules.Outcome.DRAW.value, "Draw"
+    FORFEIT = rules.Outcome.FORFEIT.value, "Forfeited"
+    SELF_PLAY = "self_play", "Self-play"
+
+
+class PlayerResult(models.Model):
+    """One row per player per finished game, written by games.services in the
+    transaction that ends the game. Records, streaks and the archive are index
+    scans over this table instead of ORs over both sides of every Game.
+
+    A game against yourself gets one row, outcome SELF_PLAY and no mark: it is
+    listed but stays out of the record. Rows are numbered in the order games
+    end, so `-id` is "most recent first" and the archive pages by id."""
+
+    Outcome = ResultOutcome
+
+    player = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="results"
+    )
+    game = models.ForeignKey(Game, on_delete=models.CASCADE, related_name="results")
+    opponent = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+"
+    )
+    mark = models.CharField(max_length=1, choices=MarkChoice.choices, blank=True)
+    outcome = models.CharField(max_length=16, choices=ResultOutcome.choices)
+
+    class Meta:
+        ordering = ["-id"]
+        indexes = [
+            models.Index(fields=["player", "-id"], name="result_recent"),
+            models.Index(fields=["player", "outcome", "-id"], name="result_by_outcome"),
+            models.Index(
+                fields=["player", "opponent", "-id"], name="result_by_opponent"
+            ),
+            # "Lost" (a loss or a forfeit) and "counted" (not self-play) are
+            # two-value filters: partial indexes keep them ordered range scans.
+            models.Index(
+                fields=["player", "-id"],
+                name="result_losses",
+                condition=Q(outcome__in=[ResultOutcome.LOSS, ResultOutcome.FORFEIT]),
+            ),
+            models.Index(
+                fields=["player", "-id"],
+                name="result_counted",
+                condition=~Q(outcome=ResultOutcome.SELF_PLAY),
+            ),
+        ]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["player", "game"], name="result_unique_player_game"
+            ),
+            models.CheckConstraint(
+                condition=Q(outcome__in=ResultOutcome.values),
+                name="result_outcome_valid",
+            ),
+            models.CheckConstraint(
+                condition=Q(
+                    outcome=ResultOutcome.SELF_PLAY, mark="", opponent=F("player")
+                )
+                | (
+                    ~Q(outcome=ResultOutcome.SELF_PLAY)
+                    & Q(mark__in=MarkChoice.values)
+                    & ~Q(opponent=F("player"))
+                ),
+                name="result_self_play_iff_no_mark",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"Game {self.game_id}: {self.outcome} for {self.player_id}"
+
+    @property
+    def counts(self) -> bool:
+        """Whether this game counts in the player's win/loss record."""
+        return self.outcome != ResultOutcome.SELF_PLAY
+
+
+class PlayerRecord(models.Model):
+    """A player's totals, one row per player, kept by games.services in the
+    transaction that ends a game (from the same rows as PlayerResult), so the
+    player page reads a record in one primary-key lookup however many games
+    there are. check_games verifies it against the PlayerResult rows."""
+
+    player = models.OneToOneField(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.CASCADE,
+        primary_key=True,
+        related_name="game_record",
+    )
+    # PositiveIntegerField: the database refuses a negative count.
+    x_wins = models.PositiveIntegerField(default=0)
+    x_losses = models.PositiveIntegerField(default=0)
+    x_forfeits = models.PositiveIntegerField(default=0)
+    x_draws = models.PositiveIntegerField(default=0)
+    o_wins = models.PositiveIntegerField(default=0)
+    o_losses = models.PositiveIntegerField(default=0)
+    o_forfeits = models.PositiveIntegerField(default=0)
+    o_draws = models.PositiveIntegerField(default=0)
+    self_play = models.PositiveIntegerField(default=0)
+
+    def __str__(self) -> str:
+        return f"Record of {self.player_id}"

@@ -7,7 +7,8 @@ game page costs one query; the rules module answers every question of the game.
 from dataclasses import dataclass
 
 from . import rules
-from .models import Game
+from .models import Game, PlayerResult, ResultOutcome
+from .records import Streak
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,10 +116,7 @@ def series_text(game: Game) -> str | None:
     if score is None or game.is_self_play:
         return None
     x_wins, o_wins, draws = score
-    draws_text = f", {draws} draw{'s' if draws != 1 else ''}" if draws else ""
-    return (
-        f"{name(game.player_x)} {x_wins} – {o_wins} {name(game.player_o)}{draws_text}"
-    )
+    return score_text(game.player_x, x_wins, o_wins, draws, game.player_o)
 
 
 def snapshot(game: Game) -> dict:
@@ -148,3 +146,56 @@ def snapshot(game: Game) -> dict:
             for move in move_lines(game)
         ],
     }
+
+
+def score_text(first, first_wins: int, second_wins: int, draws: int, second) -> str:
+    """ "alice 3 – 2 bob, 1 draw"."""
+    draws_text = f", {draws} draw{'s' if draws != 1 else ''}" if draws else ""
+    return f"{name(first)} {first_wins} – {second_wins} {name(second)}{draws_text}"
+
+
+def outcome_text(result: PlayerResult) -> str:
+    """A finished game from its player's side: "Won as X (bob forfeited)"."""
+    game = result.game
+    if result.outcome == ResultOutcome.SELF_PLAY:
+        return f"Against yourself — {result_text(game)}"
+    label = ResultOutcome(result.outcome).label
+    text = f"{label} as {result.mark}"
+    if result.outcome == ResultOutcome.WIN and game.status in (
+        Game.Status.X_FORFEITS,
+        Game.Status.O_FORFEITS,
+    ):
+        text += f" ({name(result.opponent)} forfeited)"
+    return text
+
+
+def streak_text(streak: Streak) -> str:
+    if not streak.length:
+        return "none yet"
+    noun = {"win": "win", "loss": "loss", "draw": "draw"}[streak.kind]
+    plural = "es" if noun == "loss" else "s"
+    return f"{streak.length} {noun}{plural if streak.length != 1 else ''} in a row"
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayNav:
+    """Where ?ply=N links point: None where the link would go nowhere."""
+
+    ply: int
+    last: int
+
+    @property
+    def first_ply(self) -> int | None:
+        return 0 if self.ply > 0 else None
+
+    @property
+    def previous_ply(self) -> int | None:
+        return self.ply - 1 if self.ply > 0 else None
+
+    @property
+    def next_ply(self) -> int | None:
+        return self.ply + 1 if self.ply < self.last else None
+
+    @property
+    def last_ply(self) -> int | None:
+        return self.last if self.ply < self.last else None

@@ -58,6 +58,32 @@ _WINNERS = {
     Status.X_FORFEITS: Mark.O,
     Status.O_FORFEITS: Mark.X,
 }
+_FORFEITERS = {Status.X_FORFEITS: Mark.X, Status.O_FORFEITS: Mark.O}
+
+
+class Outcome(StrEnum):
+    """How a finished game went for one side. A forfeit is a loss, kept apart
+    so that records can show it as such."""
+
+    WIN = "win"
+    LOSS = "loss"
+    DRAW = "draw"
+    FORFEIT = "forfeit"
+
+    @property
+    def is_loss(self) -> bool:
+        return self in (Outcome.LOSS, Outcome.FORFEIT)
+
+
+def outcome_for(status: Status, mark: Mark) -> Outcome:
+    """The result of a finished game for the player of `mark`."""
+    if not status.is_over:
+        raise ValueError(f"game is not over: {status}")
+    if status is Status.DRAW:
+        return Outcome.DRAW
+    if status.winner is mark:
+        return Outcome.WIN
+    return Outcome.FORFEIT if _FORFEITERS.get(status) is mark else Outcome.LOSS
 
 
 class Rejected(Exception):

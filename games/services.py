@@ -14,11 +14,20 @@ from typing import Literal
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
-from django.db.models import Case, F, PositiveIntegerField, Q, When
+from django.db.models import Case, Count, F, PositiveIntegerField, Q, When
 from django.utils import timezone
 
 from . import events, rules
-from .models import Game, GameStatus, Move, Series
+from .models import (
+    FINISHED_STATUSES,
+    Game,
+    GameStatus,
+    Move,
+    PlayerRecord,
+    PlayerResult,
+    Series,
+)
+from .results import COUNTERS, counter_for, result_rows
 
 Side = Literal["x", "o", "random"]
 SIDES: tuple[Side, ...] = ("x", "o", "random")
@@ -118,6 +127,25 @@ def _score(game: Game, winner: rules.Mark | None) -> None:
     )
 
 
+def _record_results(game: Game) -> None:
+    """The finished game's rows in each player's history, and +1 on each player's
+    record counter, in the same transaction. Records are created if missing and
+    updated in player-id order, so concurrent game ends cannot deadlock."""
+    rows = sorted(result_rows(game.player_x_id, game.player_o_id, game.status))
+    PlayerResult.objects.bulk_create(
+        PlayerResult(game=game, **row._asdict()) for row in rows
+    )
+    PlayerRecord.objects.bulk_create(
+        [PlayerRecord(player_id=row.player_id) for row in rows],
+        ignore_conflicts=True,
+    )
+    for row in rows:
+        counter = counter_for(row.mark, row.outcome)
+        PlayerRecord.objects.filter(player_id=row.player_id).update(
+            **{counter: F(counter) + 1}
+        )
+
+
 def _save(game: Game, state: rules.GameState) -> None:
     game.board = state.board.cells
     game.move_count = state.board.move_count
@@ -145,6 +173,7 @@ def _save(game: Game, state: rules.GameState) -> None:
     if state.status.is_over:
         winner = state.winner
         _score(game, winner)
+        _record_results(game)
         _after_commit(
             events.game_ended,
             game=game,
@@ -313,3 +342,56 @@ def rematch(*, game_id: int, user) -> Game:
         return rematch_game
 
     return _atomic_action(action)
+
+
+def delete_games(*, game_ids: list[int]) -> int:
+    """Delete games (staff, from the admin) and recount what they were counted in:
+    the records of their players and the series of their pairs. Returns how many
+    games were deleted."""
+
+    def action() -> int:
+        games = Game.objects.select_for_update(of=("self",)).filter(pk__in=game_ids)
+        players = set(
+            PlayerResult.objects.filter(game__in=games).values_list("player", flat=True)
+        )
+        series_ids = set(games.exclude(series=None).values_list("series", flat=True))
+        deleted = games.count()
+        games.delete()
+        for player_id in sorted(players):
+            _recount_record(player_id)
+        for series_id in sorted(series_ids):
+            _recount_series(series_id)
+        return deleted
+
+    return _atomic_action(action)
+
+
+def _recount_record(player_id: int) -> None:
+    counts = dict.fromkeys(COUNTERS, 0)
+    tallies = (
+        PlayerResult.objects.filter(player_id=player_id)
+        .values_list("mark", "outcome")
+        .annotate(count=Count("id"))
+        .order_by()
+    )
+    for mark, outcome, count in tallies:
+        counts[counter_for(mark, outcome)] += count
+    PlayerRecord.objects.filter(player_id=player_id).update(**counts)
+
+
+def _recount_series(series_id: int) -> None:
+    series = Series.objects.get(pk=series_id)
+    a = series.player_a_id
+    won_by_a = Q(status__in=[GameStatus.X_WON, GameStatus.O_FORFEITS], player_x=a) | Q(
+        status__in=[GameStatus.O_WON, GameStatus.X_FORFEITS], player_o=a
+    )
+    totals = Game.objects.filter(series=series, status__in=FINISHED_STATUSES).aggregate(
+        a_wins=Count("id", filter=won_by_a),
+        decided=Count("id", filter=~Q(status=GameStatus.DRAW)),
+        draws=Count("id", filter=Q(status=GameStatus.DRAW)),
+    )
+    Series.objects.filter(pk=series_id).update(
+        a_wins=totals["a_wins"],
+        b_wins=totals["decided"] - totals["a_wins"],
+        draws=totals["draws"],
+    )

@@ -21,6 +21,8 @@ urlpatterns = [
     ),
     path("accounts/logout/", logout_view, name="logout"),
     path("games/new/", views.new_game, name="new_game"),
+    path("games/archive/", views.archive, name="archive"),
+    path("players/<str:username>/", views.player_detail, name="player_detail"),
     path("games/<int:game_id>/", views.game_detail, name="game_detail"),
     path("games/<int:game_id>/state.json", views.game_state, name="game_state"),
     path("games/<int:game_id>/live/", views.game_live, name="game_live"),

@@ -5,20 +5,22 @@ README documents; it never changes a stored game (the services guarantee that).
 """
 
 from django.contrib import messages
-from django.contrib.auth import login
+from django.contrib.auth import get_user_model, login
 from django.contrib.auth.decorators import login_required
 from django.db.models import Case, IntegerField, Q, Value, When
 from django.http import Http404, HttpResponse, HttpResponseRedirect, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.utils.http import url_has_allowed_host_and_scheme
+from django.utils.http import url_has_allowed_host_and_scheme, urlencode
 
-from . import presentation, rules, services
-from .forms import MoveForm, NewGameForm, SignupForm
+from . import presentation, records, rules, services
+from .forms import ArchiveForm, MoveForm, NewGameForm, ReplayForm, SignupForm
 from .http import get_only, get_or_post, post_only
-from .models import FINISHED_STATUSES, Game, GameStatus
+from .models import Game, GameStatus
 
 LOBBY_PAGE_SIZE = 20
+ARCHIVE_PAGE_SIZE = 20
+RECENT_GAMES = 10
 
 REJECTION_STATUS = {
     rules.OutsideBoard: 400,
@@ -63,6 +65,7 @@ def game_context(game: Game, viewer) -> dict:
         "viewer_marks": game.marks_for(viewer),
         # The rematch, once someone started it (joined in by _game_or_404).
         "rematch": getattr(game, "rematch", None) if game.is_finished else None,
+        "ply": game.move_count,
     }
 
 
@@ -122,11 +125,11 @@ def _render_lobby(
     )
     page = _page_number(request)
     start = (page - 1) * LOBBY_PAGE_SIZE
-    finished = list(
-        Game.objects.filter(mine, status__in=FINISHED_STATUSES)
-        .select_related(*players)
-        .order_by("-updated_at", "-id")[start : start + LOBBY_PAGE_SIZE + 1]
-    )
+    # One index range scan over the user's result rows, newest first.
+    finished = [
+        result.game
+        for result in records.results_of(user)[start : start + LOBBY_PAGE_SIZE + 1]
+    ]
     context = {
         "form": form,
         "active": [(game, presentation.turn_text(game, user)) for game in active],
@@ -171,7 +174,33 @@ def new_game(request):
 @get_only
 @login_required
 def game_detail(request, game_id: int):
-    return _render_game(request, _game_or_404(game_id))
+    game = _game_or_404(game_id)
+    if "ply" in request.GET:
+        return _render_replay(request, game)
+    return _render_game(request, game)
+
+
+def _render_replay(request, game: Game):
+    """The board after ?ply=N moves, read-only, with first/previous/next/last."""
+    form = ReplayForm(request.GET)
+    if not form.is_valid():
+        return _render_game(request, game, error=_first_error(form), status=400)
+    ply = form.cleaned_data["ply"]
+    if ply > game.move_count:
+        count = game.move_count
+        message = (
+            f"There is no move {ply} to show: this game has {count} "
+            f"move{'s' if count != 1 else ''} (ply 0 to {count})."
+        )
+        return _render_game(request, game, error=message, status=400)
+    context = game_context(game, request.user) | {
+        "rows": presentation.cells(game, ply),
+        "ply": ply,
+        "replay": presentation.ReplayNav(ply, game.move_count),
+        "can_move": False,
+        "can_forfeit": False,
+    }
+    return render(request, "games/game_detail.html", context)
 
 
 @get_only
@@ -258,6 +287,65 @@ def rematch(request, game_id: int):
     except rules.Rejected as exc:
         return _rejected(request, game_id, exc.message, status_for(exc))
     return redirect(game)
+
+
+@get_only
+@login_required
+def player_detail(request, username: str):
+    player = get_user_model().objects.filter(username=username).first()
+    if player is None:
+        raise Http404(f"There is no player called “{username}”.")
+    context = {
+        "player": player,
+        "record": records.record_of(player),
+        "streak": presentation.streak_text(records.streak_of(player)),
+        "recent": _result_lines(records.results_of(player)[:RECENT_GAMES]),
+        "head_to_head": [
+            (opponent, presentation.score_text(player, wins, losses, draws, opponent))
+            for opponent, wins, losses, draws in records.head_to_head(player)
+        ],
+    }
+    return render(request, "games/player_detail.html", context)
+
+
+def _result_lines(results) -> list[tuple]:
+    return [(result, presentation.outcome_text(result)) for result in results]
+
+
+@get_only
+@login_required
+def archive(request):
+    form = ArchiveForm(request.GET)
+    if not form.is_valid():
+        context = {"form": form, "error": _first_error(form), "results": []}
+        return render(request, "games/archive.html", context, status=400)
+    filters = form.cleaned_data
+    page = records.archive_page(
+        request.user,
+        result=filters["result"],
+        opponent=filters["opponent"],
+        before=filters["before"],
+        after=filters["after"],
+        size=ARCHIVE_PAGE_SIZE,
+    )
+    query = {
+        key: value
+        for key, value in (
+            ("result", filters["result"]),
+            ("opponent", filters["opponent"] and filters["opponent"].get_username()),
+        )
+        if value
+    }
+    context = {
+        "form": form,
+        "results": _result_lines(page.results),
+        "newer_query": page.newer_than
+        and urlencode(query | {"after": page.newer_than}),
+        "older_query": page.older_than
+        and urlencode(query | {"before": page.older_than}),
+        "filtered": bool(query),
+    }
+    return render(request, "games/archive.html", context)
 
 
 @get_or_post

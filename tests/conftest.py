@@ -69,15 +69,17 @@ def client_for(db):
     return make
 
 
-def snapshot_tables() -> tuple[list, list]:
+def snapshot_tables() -> tuple[list, ...]:
     """Every stored game and move, field by field: compared before and after a
     rejected request to prove that nothing changed."""
-    from games.models import Move, Series
+    from games.models import Move, PlayerRecord, PlayerResult, Series
 
     games = list(Game.objects.order_by("pk").values())
     moves = list(Move.objects.order_by("pk").values())
     series = list(Series.objects.order_by("pk").values())
-    return games, moves, series
+    results = list(PlayerResult.objects.order_by("pk").values())
+    records = list(PlayerRecord.objects.order_by("pk").values())
+    return games, moves, series, results, records
 
 
 def pytest_terminal_summary(terminalreporter):
@@ -87,3 +89,34 @@ def pytest_terminal_summary(terminalreporter):
     if TALLY.sent:
         terminalreporter.write_sep("-", "hostile requests")
         terminalreporter.write_line(TALLY.summary())
+
+
+# -- a history of finished games (records, archive) -------------------------
+
+X_WINS_ROW_0 = [(0, 0), (1, 0), (0, 1), (1, 1), (0, 2)]
+O_WINS_ROW_1 = [(0, 0), (1, 0), (0, 1), (1, 1), (2, 2), (1, 2)]
+DRAW = [(0, 0), (0, 1), (0, 2), (1, 1), (1, 0), (1, 2), (2, 1), (2, 0), (2, 2)]
+
+
+def new_game(x, o):
+    return services.create_game(creator=x, opponent=o, side="x")
+
+
+def forfeit_now(game):
+    """The player to move (X on an empty board) forfeits."""
+    mover = game.player_x if game.next_mark == "X" else game.player_o
+    return services.forfeit(game_id=game.pk, user=mover)
+
+
+@pytest.fixture
+def history(alice, bob, carol, play):
+    """Six finished games, in this order of ending (alice's view in comments)."""
+    games = {}
+    games["win_as_x"] = play(new_game(alice, bob), *X_WINS_ROW_0)  # W as X
+    games["draw_as_o"] = play(new_game(bob, alice), *DRAW)  # D as O
+    games["forfeit_as_x"] = forfeit_now(new_game(alice, bob))  # forfeit as X
+    games["win_as_o"] = play(new_game(carol, alice), *O_WINS_ROW_1)  # W as O
+    games["self_play"] = play(new_game(alice, alice), *X_WINS_ROW_0)  # not counted
+    games["bob_forfeits"] = forfeit_now(new_game(bob, alice))  # W as O
+    services.create_game(creator=alice, opponent=carol)  # still running: no rows
+    return games

@@ -3,8 +3,9 @@
 import re
 
 import pytest
+from django.core.management import call_command
 
-from games import services
+from games import records, services
 from games.models import Game
 
 from .conftest import snapshot_tables
@@ -77,3 +78,98 @@ def test_admin_can_delete_a_game(as_admin, game):
     response = as_admin.post(f"/admin/games/game/{game.pk}/delete/", {"post": "yes"})
     assert response.status_code == 302
     assert not Game.objects.filter(pk=game.pk).exists()
+
+
+# -- records and move export ------------------------------------------------
+
+
+def test_user_admin_shows_the_record(as_admin, history, alice):
+    response = as_admin.get(f"/admin/auth/user/{alice.pk}/change/")
+    assert response.status_code == 200
+    page = response.content.decode()
+    assert (
+        "5 played: 3 won, 1 lost (1 by forfeit), 1 drawn. "
+        "Current streak: 2 wins in a row." in page
+    )
+    assert '<a href="/players/alice/">Player page</a>' in page
+
+
+def _export(as_admin, action, games):
+    return as_admin.post(
+        "/admin/games/game/",
+        {"action": action, "_selected_action": [game.pk for game in games]},
+    )
+
+
+def test_export_moves_as_json(as_admin, history, alice, bob):
+    games = [history["win_as_x"], history["forfeit_as_x"]]
+    before = snapshot_tables()
+    response = _export(as_admin, "export_moves_json", games)
+    assert response.status_code == 200
+    assert response["Content-Type"] == "application/json"
+    assert 'filename="game-moves.json"' in response["Content-Disposition"]
+    exported = response.json()["games"]
+    assert [game["id"] for game in exported] == [game.pk for game in games]
+    first, second = exported
+    assert (first["player_x"], first["player_o"], first["status"]) == (
+        "alice",
+        "bob",
+        "x_won",
+    )
+    assert [
+        (move["sequence_number"], move["player"], move["row"], move["col"])
+        for move in first["moves"]
+    ] == [
+        (1, "X", 0, 0),
+        (2, "O", 1, 0),
+        (3, "X", 0, 1),
+        (4, "O", 1, 1),
+        (5, "X", 0, 2),
+    ]
+    assert (second["status"], second["moves"]) == ("x_forfeits", [])
+    assert snapshot_tables() == before
+
+
+def test_export_moves_as_csv(as_admin, history):
+    game = history["win_as_o"]
+    response = _export(as_admin, "export_moves_csv", [game])
+    assert response.status_code == 200
+    assert response["Content-Type"] == "text/csv; charset=utf-8"
+    lines = response.content.decode().splitlines()
+    assert lines[0] == "game,sequence_number,player,username,row,col,played_at"
+    rows = [line.split(",")[:6] for line in lines[1:]]
+    assert rows == [
+        [str(game.pk), "1", "X", "carol", "0", "0"],
+        [str(game.pk), "2", "O", "alice", "1", "0"],
+        [str(game.pk), "3", "X", "carol", "0", "1"],
+        [str(game.pk), "4", "O", "alice", "1", "1"],
+        [str(game.pk), "5", "X", "carol", "2", "2"],
+        [str(game.pk), "6", "O", "alice", "1", "2"],
+    ]
+
+
+def test_deleting_games_recounts_records_and_series(as_admin, history, alice, bob):
+    doomed = [history["win_as_x"], history["forfeit_as_x"]]
+    response = as_admin.post(
+        "/admin/games/game/",
+        {
+            "action": "delete_selected",
+            "_selected_action": [game.pk for game in doomed],
+            "post": "yes",
+        },
+    )
+    assert response.status_code == 302
+    assert not Game.objects.filter(pk__in=[game.pk for game in doomed]).exists()
+    assert records.record_of(alice).total == records.Tally(wins=2, draws=1)
+    assert records.record_of(bob).total == records.Tally(forfeits=1, draws=1)
+    assert records.head_to_head(alice)[0] == (bob, 1, 0, 1)
+    call_command("check_games")  # raises if anything disagrees
+
+
+def test_deleting_one_game_from_its_page(as_admin, history, alice, carol):
+    game = history["win_as_o"]
+    response = as_admin.post(f"/admin/games/game/{game.pk}/delete/", {"post": "yes"})
+    assert response.status_code == 302
+    assert records.record_of(carol).total == records.Tally()
+    assert records.head_to_head(alice) == [(history["bob_forfeits"].player_x, 2, 1, 1)]
+    call_command("check_games")

@@ -191,6 +191,8 @@ ROUTES = [
     ("GET", "/games/{id}/events/"),
     ("GET", "/lobby/live/"),
     ("GET", "/lobby/events/"),
+    ("GET", "/games/archive/"),
+    ("GET", "/players/<str:username>/"),  # a literal username that does not exist
     ("POST", "/games/new/"),
     ("POST", "/games/{id}/move/"),
     ("POST", "/games/{id}/join/"),

@@ -4,7 +4,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from games import services
-from games.models import Game, Move
+from games.models import Game, Move, PlayerRecord, PlayerResult
 
 
 @pytest.fixture
@@ -39,3 +39,40 @@ def test_a_board_that_disagrees_with_its_moves_is_reported(some_games, capsys):
         call_command("check_games")
     out = capsys.readouterr().out
     assert "board 'XXX-OO---' but the moves give 'XXXOO----'" in out
+
+
+def test_a_missing_result_row_is_reported(some_games, alice, capsys):
+    PlayerResult.objects.filter(game=some_games, player=alice).delete()
+    with pytest.raises(CommandError):
+        call_command("check_games")
+    out = capsys.readouterr().out
+    assert f"game {some_games.pk}: player results [" in out
+    assert "but the game gives [" in out
+
+
+def test_a_result_that_contradicts_the_game_is_reported(some_games, alice, capsys):
+    PlayerResult.objects.filter(game=some_games, player=alice).update(outcome="draw")
+    # The result row, and the record's x_wins and x_draws that no longer match it.
+    with pytest.raises(CommandError, match=r"3 problem\(s\) found"):
+        call_command("check_games")
+    out = capsys.readouterr().out
+    assert "'draw'" in out
+    assert f"player {alice.pk}: record x_wins is 1 but the results give 0" in out
+    assert f"player {alice.pk}: record x_draws is 0 but the results give 1" in out
+
+
+def test_a_record_counter_that_drifted_is_reported(some_games, alice, capsys):
+    PlayerRecord.objects.filter(player=alice).update(x_wins=5)
+    with pytest.raises(CommandError, match=r"1 problem\(s\) found"):
+        call_command("check_games")
+    out = capsys.readouterr().out
+    assert f"player {alice.pk}: record x_wins is 5 but the results give 1" in out
+
+
+def test_a_missing_record_is_reported(some_games, bob, capsys):
+    PlayerRecord.objects.filter(player=bob).delete()
+    with pytest.raises(CommandError, match=r"2 problem\(s\) found"):
+        call_command("check_games")
+    out = capsys.readouterr().out
+    assert f"player {bob.pk}: record o_losses is 0 but the results give 1" in out
+    assert f"player {bob.pk}: record x_forfeits is 0 but the results give 1" in out

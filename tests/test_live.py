@@ -421,7 +421,11 @@ def test_lobby_live_partial_lists_games_without_the_form(
         response = client.get(reverse("lobby_live"))
     html = response.content.decode()
     assert response.status_code == 200
-    assert f"Game {game.pk}: alice (X) vs bob (O)" in html
+    assert (
+        f'<a href="/games/{game.pk}/">Game {game.pk}</a>: '
+        '<a href="/players/alice/">alice</a> (X) vs '
+        '<a href="/players/bob/">bob</a> (O)'
+    ) in html
     assert "Your turn." in html
     assert 'name="opponent"' not in html
 

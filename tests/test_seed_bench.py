@@ -8,7 +8,7 @@ from django.core.management import CommandError, call_command
 from django.db.models import Count, Max, Q
 
 from games import services
-from games.integrity import all_violations
+from games.integrity import all_violations, record_violations
 from games.models import Game, GameStatus, Move, Series
 
 
@@ -27,6 +27,7 @@ def seeded(db, tmp_path):
 
 def test_seeded_games_replay_to_their_rows(seeded):
     assert list(all_violations()) == []
+    assert list(record_violations()) == []  # the player records match too
     assert Game.objects.count() == 10 + 5
     assert Game.objects.filter(status=GameStatus.WAITING).count() == 1
     assert Move.objects.count() == sum(

@@ -493,7 +493,11 @@ def test_lobby_lists_your_turn_first_and_results(as_alice, alice, bob, carol, pl
     finished = services.create_game(creator=alice, opponent=carol)
     services.forfeit(game_id=finished.pk, user=alice)
     page = text(as_alice.get("/"))
-    assert page.index(f"Game {my_turn.pk}:") < page.index(f"Game {waiting_on_bob.pk}:")
+    # Each game links to its page, each username to the player page.
+    assert page.index(f">Game {my_turn.pk}<") < page.index(
+        f">Game {waiting_on_bob.pk}<"
+    )
+    assert '<a href="/players/carol/">carol</a> (X)' in page
     assert "Your turn." in page
     assert "Waiting for bob (O)." in page
     assert "carol (O) wins: alice (X) forfeited." in page

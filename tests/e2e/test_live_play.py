@@ -70,7 +70,7 @@ def test_moves_reach_the_other_page_without_a_reload(players):
     game_id = ann.start_game("ben")
     # ben's lobby learns of the new game by itself.
     expect(
-        ben.page.get_by_role("link", name=re.compile(f"Game {game_id}:"))
+        ben.page.get_by_role("link", name=f"Game {game_id}", exact=True)
     ).to_be_visible()
     assert ben.page.evaluate("window.notReloaded") is True
 

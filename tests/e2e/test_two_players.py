@@ -29,7 +29,9 @@ def test_two_new_accounts_play_a_game_to_a_win(player, artifacts):
     expect(ann.turn).to_have_text("Waiting for ben (O).")
 
     ben.page.goto("/")
-    ben.page.get_by_role("link", name=f"Game {game_id}: ann (X) vs ben (O)").click()
+    # The lobby links each game and, apart, each username (to the player page).
+    listed = ben.page.locator("li", has_text=f"Game {game_id}: ann (X) vs ben (O)")
+    listed.get_by_role("link", name=f"Game {game_id}", exact=True).click()
     expect(ben.turn).to_have_text("Your turn.")
     ben.play(1, 0)
     ben.page.screenshot(path=artifacts / "game-in-progress.png")

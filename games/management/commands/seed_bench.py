@@ -28,7 +28,8 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from games import rules
-from games.models import Game, GameStatus, Move, Series
+from games.models import Game, GameStatus, Move, PlayerRecord, PlayerResult, Series
+from games.results import COUNTERS, counter_for, result_rows
 
 VIEWER = "bench"
 MOVER = "bench-mover"
@@ -183,6 +184,7 @@ class Seeder:
             self.add(mover, mover, replay(()))
         games = self.insert_games()
         moves = self.insert_moves(games)
+        self.insert_results(games)
         return {
             "users": len(users) + 1,
             "games": len(games),
@@ -327,6 +329,24 @@ class Seeder:
         fields = ["game", "sequence_number", "row", "col", "player", "created_at"]
         insert_rows(Move, fields, rows)
         return len(rows)
+
+    def insert_results(self, games: list[tuple[int, datetime]]) -> None:
+        """PlayerResult rows of the finished games, in game order (the order they
+        ended), and each player's PlayerRecord counters, as the services keep them."""
+        rows, counters = [], {}
+        for (pk, _), (x, o, sequence) in zip(games, self.specs, strict=True):
+            if sequence is None or not sequence.state.status.is_over:
+                continue
+            for row in result_rows(x, o, sequence.state.status.value):
+                rows.append((row.player_id, pk, row.opponent_id, row.mark, row.outcome))
+                record = counters.setdefault(row.player_id, dict.fromkeys(COUNTERS, 0))
+                record[counter_for(row.mark, row.outcome)] += 1
+        fields = ["player", "game", "opponent", "mark", "outcome"]
+        insert_rows(PlayerResult, fields, rows)
+        PlayerRecord.objects.bulk_create(
+            [PlayerRecord(player_id=pk, **counts) for pk, counts in counters.items()],
+            batch_size=BATCH,
+        )
 
 
 def insert_rows(model, fields: list[str], rows: list[tuple]) -> None:
