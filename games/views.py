@@ -245,48 +245,44 @@ def game_state(request, game_id: int):
     return JsonResponse(presentation.snapshot(game))
 
 
+def _perform(request, game_id: int, action, **arguments):
+    """One service action by the requesting user, then back to the resulting game;
+    a refusal re-renders the game page with the reason and its status code."""
+    try:
+        game = action(game_id=game_id, user=request.user, **arguments)
+    except rules.Rejected as exc:
+        return _rejected(request, game_id, exc.message, status_for(exc))
+    return redirect(game)
+
+
 @post_only
 @login_required
 def make_move(request, game_id: int):
     form = MoveForm(request.POST)
     if not form.is_valid():
         return _rejected(request, game_id, _first_error(form), 400)
-    try:
-        services.play_move(game_id=game_id, user=request.user, **form.cleaned_data)
-    except rules.Rejected as exc:
-        return _rejected(request, game_id, exc.message, status_for(exc))
-    return redirect("game_detail", game_id)
+    return _perform(request, game_id, services.play_move, **form.cleaned_data)
 
 
 @post_only
 @login_required
 def join_game(request, game_id: int):
-    try:
-        game = services.join_game(game_id=game_id, user=request.user)
-    except rules.Rejected as exc:
-        return _rejected(request, game_id, exc.message, status_for(exc))
-    messages.success(request, "You joined the game.")
-    return redirect(game)
+    response = _perform(request, game_id, services.join_game)
+    if response.status_code == 302:
+        messages.success(request, "You joined the game.")
+    return response
 
 
 @post_only
 @login_required
 def forfeit_game(request, game_id: int):
-    try:
-        services.forfeit(game_id=game_id, user=request.user)
-    except rules.Rejected as exc:
-        return _rejected(request, game_id, exc.message, status_for(exc))
-    return redirect("game_detail", game_id)
+    return _perform(request, game_id, services.forfeit)
 
 
 @post_only
 @login_required
 def rematch(request, game_id: int):
-    try:
-        game = services.rematch(game_id=game_id, user=request.user)
-    except rules.Rejected as exc:
-        return _rejected(request, game_id, exc.message, status_for(exc))
-    return redirect(game)
+    return _perform(request, game_id, services.rematch)
 
 
 @get_only
