@@ -9,6 +9,19 @@ from .records import RESULT_FILTERS
 from .services import SIDES
 
 
+def player_named(username: str):
+    """The user called `username`; None for a blank name; a form error otherwise."""
+    if not username:
+        return None
+    try:
+        return get_user_model().objects.get_by_natural_key(username)
+    except get_user_model().DoesNotExist:
+        raise forms.ValidationError(
+            "There is no player called “%(username)s”.",
+            params={"username": username},
+        ) from None
+
+
 class StrictIntegerField(forms.IntegerField):
     """Plain ASCII digits only: no signs, decimals, exponents or other scripts."""
 
@@ -66,16 +79,7 @@ class NewGameForm(forms.Form):
         return self.cleaned_data["side"] or SIDES[0]
 
     def clean_opponent(self):
-        username = self.cleaned_data["opponent"].strip()
-        if not username:
-            return None
-        try:
-            return get_user_model().objects.get_by_natural_key(username)
-        except get_user_model().DoesNotExist:
-            raise forms.ValidationError(
-                "There is no player called “%(username)s”.",
-                params={"username": username},
-            ) from None
+        return player_named(self.cleaned_data["opponent"].strip())
 
 
 PLY_ERROR = "ply must be a whole number of moves, from 0 to the number played."
@@ -122,16 +126,7 @@ class ArchiveForm(forms.Form):
     after = _cursor_field()
 
     def clean_opponent(self):
-        username = self.cleaned_data["opponent"]
-        if not username:
-            return None
-        try:
-            return get_user_model().objects.get_by_natural_key(username)
-        except get_user_model().DoesNotExist:
-            raise forms.ValidationError(
-                "There is no player called “%(username)s”.",
-                params={"username": username},
-            ) from None
+        return player_named(self.cleaned_data["opponent"])
 
     def clean(self):
         data = super().clean()
