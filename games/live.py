@@ -210,17 +210,16 @@ class Hub:
     # Subscriptions (called on the event loop) -----------------------------------
 
     def subscribe_game(self, game_id: int) -> Subscriber:
-        if self.loop is not asyncio.get_running_loop():
-            self.start()
-        subscriber = Subscriber()
-        self.games.setdefault(game_id, set()).add(subscriber)
-        return subscriber
+        return self._subscribe(self.games, game_id)
 
     def subscribe_lobby(self, user_id: int) -> Subscriber:
+        return self._subscribe(self.lobbies, user_id)
+
+    def _subscribe(self, table: dict, key: int) -> Subscriber:
         if self.loop is not asyncio.get_running_loop():
             self.start()
         subscriber = Subscriber()
-        self.lobbies.setdefault(user_id, set()).add(subscriber)
+        table.setdefault(key, set()).add(subscriber)
         return subscriber
 
     def unsubscribe(self, key: int, subscriber: Subscriber, *, lobby=False) -> None:

@@ -522,16 +522,18 @@ QUERY_TARGETS = {"game page": 3, "move POST": 8, "lobby": 6, "state.json": None}
 LARGE_SMALL_TARGET = 1.25
 
 
-def ratio(values: list[float]) -> float:
-    return statistics.median(values)
-
-
 def summarise(database: str, data: dict) -> dict:
     rounds = data["rounds"]
     rows = []
 
     def per_round(key: str, metric: str) -> list[float]:
         return [r[metric] for r in rounds[key]]
+
+    def ratio(top: str, bottom: str, metric: str) -> float:
+        """The median of the per-round ratios: rounds interleave, so each ratio
+        compares two runs made under the same machine load."""
+        pairs = zip(per_round(top, metric), per_round(bottom, metric), strict=True)
+        return statistics.median(a / b for a, b in pairs)
 
     for name, floor_name, target in PAGES:
         floor_key = f"{floor_name} [floor]"
@@ -541,51 +543,15 @@ def summarise(database: str, data: dict) -> dict:
                 "page": name,
                 "rps": statistics.median(per_round(small, "rps")),
                 "floor_rps": statistics.median(per_round(floor_key, "rps")),
-                "rps_ratio": ratio(
-                    [
-                        a / b
-                        for a, b in zip(
-                            per_round(small, "rps"),
-                            per_round(floor_key, "rps"),
-                            strict=True,
-                        )
-                    ]
-                ),
+                "rps_ratio": ratio(small, floor_key, "rps"),
                 "rps_target": target,
                 "p50_ms": statistics.median(per_round(small, "p50_ms")),
                 "p99_ms": statistics.median(per_round(small, "p99_ms")),
                 "cpu_ms": statistics.median(per_round(small, "cpu_ms_per_request")),
-                "cpu_ratio": ratio(
-                    [
-                        a / b
-                        for a, b in zip(
-                            per_round(small, "cpu_ms_per_request"),
-                            per_round(floor_key, "cpu_ms_per_request"),
-                            strict=True,
-                        )
-                    ]
-                ),
+                "cpu_ratio": ratio(small, floor_key, "cpu_ms_per_request"),
                 "large_p50_ms": statistics.median(per_round(large, "p50_ms")),
-                "large_small_p50": ratio(
-                    [
-                        a / b
-                        for a, b in zip(
-                            per_round(large, "p50_ms"),
-                            per_round(small, "p50_ms"),
-                            strict=True,
-                        )
-                    ]
-                ),
-                "large_small_cpu": ratio(
-                    [
-                        a / b
-                        for a, b in zip(
-                            per_round(large, "cpu_ms_per_request"),
-                            per_round(small, "cpu_ms_per_request"),
-                            strict=True,
-                        )
-                    ]
-                ),
+                "large_small_p50": ratio(large, small, "p50_ms"),
+                "large_small_cpu": ratio(large, small, "cpu_ms_per_request"),
                 "queries_small": data["queries"]["small"][name],
                 "queries_large": data["queries"]["large"][name],
                 "queries_target": QUERY_TARGETS[name],
