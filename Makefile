@@ -7,8 +7,6 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 HOST ?= 127.0.0.1
 PORT ?= 8000
-# Local development runs with debug on (and its insecure key) unless told otherwise.
-DEV := DJANGO_DEBUG=$${DJANGO_DEBUG:-1}
 # axe-core (package-lock.json) for the browser accessibility audit, installed only
 # where npm exists; without it the audit skips and says how to enable it.
 NPM := $(shell command -v npm 2>/dev/null)
@@ -59,11 +57,18 @@ $(NODE_STAMP): package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
 
+# A development checkout: .env (read by the settings) turns debug on for every
+# manage.py command here. Written once; edit it freely. `make serve` ignores it.
+.env:
+	@printf '%s\n' '# Written by `make run`: this checkout runs in development mode.' \
+	  'DJANGO_DEBUG=1' > $@
+	@echo "Wrote .env (DJANGO_DEBUG=1): manage.py commands here run in development mode."
+
 # One server process (uvicorn, see tictactoe_site/serve.py) serves the pages and
 # the live-update streams; in development it restarts itself when the code changes.
-run: install
-	$(DEV) $(PY) manage.py migrate --noinput
-	$(DEV) WEB_RELOAD=$${WEB_RELOAD:-1} HOST=$(HOST) PORT=$(PORT) $(PY) -m tictactoe_site.serve
+run: install .env
+	$(PY) manage.py migrate --noinput
+	WEB_RELOAD=$${WEB_RELOAD:-1} HOST=$(HOST) PORT=$(PORT) $(PY) -m tictactoe_site.serve
 
 # Production: needs DJANGO_SECRET_KEY (README, "Deploying"); WEB_CONCURRENCY
 # processes (default 2), each serving pages and streams (tictactoe_site/serve.py).
@@ -120,13 +125,13 @@ format: install
 	$(VENV)/bin/ruff format .
 	$(VENV)/bin/ruff check --fix .
 
-check: install
-	$(DEV) $(PY) manage.py check
-	$(DEV) $(PY) manage.py makemigrations --check --dry-run
+check: install .env
+	$(PY) manage.py check
+	$(PY) manage.py makemigrations --check --dry-run
 
-superuser: install
-	$(DEV) $(PY) manage.py migrate --noinput
-	$(DEV) $(PY) manage.py createsuperuser
+superuser: install .env
+	$(PY) manage.py migrate --noinput
+	$(PY) manage.py createsuperuser
 
 clean:
-	rm -rf $(VENV) db.sqlite3 db.sqlite3-wal db.sqlite3-shm staticfiles node_modules artifacts
+	rm -rf $(VENV) .env db.sqlite3 db.sqlite3-wal db.sqlite3-shm staticfiles node_modules artifacts

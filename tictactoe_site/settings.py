@@ -10,8 +10,14 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 from django.utils.csp import CSP
+from dotenv import load_dotenv
 
 BASE_DIR = Path(__file__).resolve().parent.parent
+
+# A development checkout has a .env that `make run` wrote (DJANGO_DEBUG=1), so every
+# `manage.py` command runs in development mode there. Variables set in the
+# environment win over it: `make serve` sets DJANGO_DEBUG=0.
+load_dotenv(BASE_DIR / ".env")
 
 
 def env_bool(name: str, default: bool = False) -> bool:
@@ -31,8 +37,9 @@ SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY", "")
 if not SECRET_KEY:
     if not DEBUG:
         raise ImproperlyConfigured(
-            "DJANGO_SECRET_KEY is not set. Set it to a long random value, or set "
-            "DJANGO_DEBUG=1 for local development (make run does this for you)."
+            "DJANGO_SECRET_KEY is not set. Set it to a long random value; for "
+            "local development, run `make run` once (it writes .env with "
+            "DJANGO_DEBUG=1)."
         )
     SECRET_KEY = "django-insecure-development-key-do-not-use-in-production"
 
