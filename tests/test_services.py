@@ -63,7 +63,9 @@ def test_create_open_game_waits_for_an_opponent(alice):
     assert game.series is None
 
 
-def test_create_random_side_picks_one(alice, bob):
+def test_create_random_side_picks_one(alice, bob, settings):
+    settings.GAMES_MAX_UNSTARTED_PER_USER = 40
+    settings.GAMES_MAX_UNSTARTED_PER_OPPONENT = 40
     sides = {
         services.create_game(creator=alice, opponent=bob, side="random").player_x
         for _ in range(40)

@@ -9,7 +9,7 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
 from games import services
-from games.models import Game, Move
+from games.models import Game, Move, PlayerResult
 
 from .conftest import PASSWORD, snapshot_tables
 
@@ -131,7 +131,9 @@ def test_create_against_a_named_opponent(as_alice, bob, side, x_name):
     assert game.status == "in_progress"
 
 
-def test_create_with_random_side(as_alice, bob):
+def test_create_with_random_side(as_alice, bob, settings):
+    settings.GAMES_MAX_UNSTARTED_PER_USER = 30
+    settings.GAMES_MAX_UNSTARTED_PER_OPPONENT = 30
     for _ in range(30):
         assert (
             as_alice.post(
@@ -491,7 +493,7 @@ def test_lobby_lists_your_turn_first_and_results(as_alice, alice, bob, carol, pl
     waiting_on_bob = services.create_game(creator=alice, opponent=bob)
     services.play_move(game_id=waiting_on_bob.pk, user=alice, row=0, col=0)
     my_turn = services.create_game(creator=carol, opponent=alice, side="x")
-    services.play_move(game_id=my_turn.pk, user=carol, row=0, col=0)
+    play(my_turn, (0, 0), (1, 1), (0, 1))
     finished = services.create_game(creator=alice, opponent=carol)
     services.forfeit(game_id=finished.pk, user=alice)
     page = text(as_alice.get("/"))
@@ -499,30 +501,71 @@ def test_lobby_lists_your_turn_first_and_results(as_alice, alice, bob, carol, pl
     assert page.index(f">Game {my_turn.pk}<") < page.index(
         f">Game {waiting_on_bob.pk}<"
     )
+    assert f'<a href="/games/{my_turn.pk}/">Game {my_turn.pk}</a>' in page
     assert '<a href="/players/carol/">carol</a> (X)' in page
     assert "Your turn." in page
     assert "Waiting for bob (O)." in page
     assert "carol (O) wins: alice (X) forfeited." in page
+    assert "started a game against you" not in page
 
 
-def test_lobby_paginates_finished_games(as_alice, alice, bob):
+def test_lobby_marks_new_games_with_play_and_abort(
+    as_alice, as_bob, alice, bob, carol, play
+):
+    new = services.create_game(creator=carol, opponent=alice, side="x")
+    services.play_move(game_id=new.pk, user=carol, row=0, col=0)
+    new_as_x = services.create_game(creator=bob, opponent=alice, side="o")
+    answered = services.create_game(creator=bob, opponent=alice, side="o")
+    play(answered, (1, 1))
+    own = services.create_game(creator=alice, opponent=bob, side="o")
+    page = text(as_alice.get("/"))
+    assert page.count("started a game against you.") == 2
+    assert "carol started a game against you." in page
+    assert "bob started a game against you." in page
+    for game in (new, new_as_x):
+        assert f'href="/games/{game.pk}/">Play game {game.pk}</a>' in page
+        assert f'action="/games/{game.pk}/abort/"' in page
+    # New games come first, after none of alice's turns (there are none here).
+    assert page.index(f">Game {new_as_x.pk}<") < page.index(f">Game {answered.pk}<")
+    for game in (answered, own):
+        assert f"Play game {game.pk}" not in page
+        assert f'action="/games/{game.pk}/abort/"' not in page
+    # bob started `own`? No: alice did, so for bob it is new (he is X, unmoved).
+    assert f"Play game {own.pk}" in text(as_bob.get("/"))
+    assert "alice started a game against you." in text(as_bob.get("/"))
+
+    response = as_alice.post(f"/games/{new.pk}/abort/")
+    assert response.status_code == 302
+    assert Game.objects.get(pk=new.pk).status == "aborted"
+    assert "carol started a game against you." not in text(as_alice.get("/"))
+
+
+def test_lobby_continues_finished_games_in_the_archive(as_alice, alice, bob):
     for _ in range(25):
         services.forfeit(
             game_id=services.create_game(creator=alice, opponent=bob).pk, user=alice
         )
+    oldest_shown = PlayerResult.objects.filter(player=alice).order_by("-id")[19]
     first = text(as_alice.get("/"))
     assert first.count("forfeited.") == 20
-    assert 'href="?page=2"' in first
-    second = text(as_alice.get("/?page=2"))
-    assert second.count("forfeited.") == 5
-    assert 'href="?page=1"' in second
-    assert as_alice.get("/?page=abc").status_code == 200
+    older = f'href="/games/archive/?before={oldest_shown.pk}" rel="next"'
+    assert older in first
+    rest = as_alice.get(f"/games/archive/?before={oldest_shown.pk}")
+    assert rest.status_code == 200
+    assert len(rest.context["results"]) == 5
+    # The lobby has one scheme: no ?page= offsets of its own.
+    assert "?page=" not in first
 
 
 # -- query counts ---------------------------------------------------------
 
 
-def _many_games(alice, bob, count):
+def _many_games(alice, bob, count, settings):
+    settings.GAMES_MAX_UNSTARTED_PER_USER = (
+        settings.GAMES_MAX_UNSTARTED_PER_OPPONENT
+    ) = (
+        count + 2  # and the test's own game
+    )
     for _ in range(count):
         game = services.create_game(creator=alice, opponent=bob)
         services.play_move(game_id=game.pk, user=alice, row=0, col=0)
@@ -537,7 +580,7 @@ def test_game_page_queries_do_not_grow(
     as_bob, game, alice, bob, play, django_assert_num_queries, extra_games, settings
 ):
     settings.GAMES_MAX_OPEN_PER_USER = 100
-    _many_games(alice, bob, extra_games)
+    _many_games(alice, bob, extra_games, settings)
     play(game, (0, 0), (1, 1), (0, 1), (2, 2), (0, 2))  # a long, finished game
     # session, user, game (players and series joined)
     with django_assert_num_queries(3):
@@ -551,7 +594,7 @@ def test_lobby_queries_do_not_grow(
     as_alice, alice, bob, django_assert_num_queries, extra_games, settings
 ):
     settings.GAMES_MAX_OPEN_PER_USER = 100
-    _many_games(alice, bob, extra_games)
+    _many_games(alice, bob, extra_games, settings)
     # session, user, your games, open games, finished games
     with django_assert_num_queries(5):
         assert as_alice.get("/").status_code == 200
