@@ -211,7 +211,8 @@ def test_abort_is_allowed_until_both_sides_have_moved():
         assert ended.status is Status.ABORTED
         assert ended.winner is None
         assert ended.board == state.board
-        assert ended.status.is_over and not ended.status.has_result
+        assert ended.status.is_over
+        assert not ended.status.has_result
     late = GameState(Board.from_moves([(0, 0), (1, 1)]))
     assert not late.can_abort
     with pytest.raises(rules.TooLateToAbort) as refused:
