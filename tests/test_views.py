@@ -815,9 +815,12 @@ def test_someone_elses_self_play_reads_against_themselves(
     play(solo, (0, 0), (1, 0), (0, 1), (1, 1), (0, 2))
     assert "Against yourself — X wins!" in text(as_alice.get("/players/alice/"))
     other = text(as_bob.get("/players/alice/"))
+    assert "against themselves" in other
     assert "Against themselves — X wins!" in other
-    assert "Against yourself" not in other
-    assert "Against yourself — X wins!" in text(as_alice.get("/games/archive/"))
+    assert "yourself" not in other.lower()
+    own = text(as_alice.get("/games/archive/"))
+    assert "against yourself" in own
+    assert "Against yourself — X wins!" in own
 
 
 def test_the_archive_lists_aborted_games_under_their_filter(as_alice, alice, bob):
@@ -831,3 +834,10 @@ def test_the_archive_lists_aborted_games_under_their_filter(as_alice, alice, bob
     assert [result.game_id for result, _ in response.context["results"]] == [aborted.pk]
     assert "Aborted by bob." in text(response)
     assert len(as_alice.get("/games/archive/").context["results"]) == 2
+    withdrawn = services.create_game(creator=alice)
+    services.abort(game_id=withdrawn.pk, user=alice)
+    for page in ("/games/archive/?result=aborted", "/players/alice/"):
+        response = as_alice.get(page)
+        assert response.status_code == 200
+        assert "an open game nobody joined" in text(response)
+        assert "Aborted by you." in text(response)
