@@ -120,6 +120,20 @@ def _flag(condition: Q) -> Case:
     return Case(When(condition, then=True), default=False, output_field=BooleanField())
 
 
+# What a list row of games shows (links, names, status text): lists load only
+# these columns, so a row costs no datetime or unused user fields.
+GAME_ROW_FIELDS = (
+    "status",
+    "board",
+    "move_count",
+    "winning_line",
+    "created_by",
+    "aborted_by",
+    "player_x__username",
+    "player_o__username",
+)
+
+
 class GameQuerySet(models.QuerySet):
     def of(self, user) -> "GameQuerySet":
         return self.filter(Q(player_x=user) | Q(player_o=user))
@@ -132,6 +146,7 @@ class GameQuerySet(models.QuerySet):
             self.of(user)
             .filter(status__in=[GameStatus.IN_PROGRESS, GameStatus.WAITING])
             .select_related("player_x", "player_o")
+            .only(*GAME_ROW_FIELDS)
             .annotate(
                 my_turn=_flag(turn_of(user)),
                 is_new=_flag(
@@ -149,6 +164,7 @@ class GameQuerySet(models.QuerySet):
             self.filter(status=GameStatus.WAITING)
             .exclude(Q(player_x=user) | Q(player_o=user))
             .select_related("player_x", "player_o")
+            .only(*GAME_ROW_FIELDS)
             .order_by("-created_at", "-id")
         )
 

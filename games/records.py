@@ -10,6 +10,7 @@ from django.db.models import F, Q, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 
 from .models import (
+    GAME_ROW_FIELDS,
     UNCOUNTED_OUTCOMES,
     PlayerRecord,
     PlayerResult,
@@ -125,9 +126,19 @@ def head_to_head(player) -> list[tuple[object, int, int, int]]:
 
 
 def results_of(player) -> QuerySet[PlayerResult]:
-    """The player's finished games, newest first, with what each row displays."""
-    return PlayerResult.objects.filter(player=player).select_related(
-        "game", "game__player_x", "game__player_o", "opponent"
+    """The player's finished games, newest first, with what each row displays
+    (and no other column)."""
+    return (
+        PlayerResult.objects.filter(player=player)
+        .select_related("game", "game__player_x", "game__player_o", "opponent")
+        .only(
+            "player",
+            "mark",
+            "outcome",
+            "opponent__username",
+            "game__finished_at",
+            *(f"game__{field}" for field in GAME_ROW_FIELDS),
+        )
     )
 
 

@@ -784,13 +784,21 @@ def test_lobby_with_new_games_stays_at_five_queries(
             game_id=services.create_game(creator=alice, opponent=opponent).pk,
             user=alice,
         )
+        # Finished lists show aborted games too (their rows load no more).
+        aborted = services.create_game(creator=opponent, opponent=alice)
+        services.abort(game_id=aborted.pk, user=alice)
+    services.abort(game_id=services.create_game(creator=alice).pk, user=alice)
     # session, user, your games, open games, finished games
     with django_assert_num_queries(5):
         response = as_alice.get("/")
     assert response.status_code == 200
     assert text(response).count("started a game against you.") == 20
+    assert text(response).count("Aborted by you.") == 11  # the open game, 10 others
     with django_assert_num_queries(5):
         assert as_alice.get("/lobby/live/").status_code == 200
+    # The archive and the player page list the same rows without more queries.
+    with django_assert_num_queries(3):
+        assert as_alice.get("/games/archive/").status_code == 200
 
 
 # -- player pages -------------------------------------------------------------
