@@ -437,6 +437,11 @@ class Game(models.Model):
         )
 
     @property
+    def has_both_players(self) -> bool:
+        """False for an open game, waiting or withdrawn before anyone joined."""
+        return self.player_x_id is not None and self.player_o_id is not None
+
+    @property
     def is_self_play(self) -> bool:
         return self.player_x_id is not None and self.player_x_id == self.player_o_id
 

@@ -393,7 +393,7 @@ def rematch(*, game_id: int, user) -> Game:
             raise NotAPlayer()
         if not game.is_finished:
             raise GameNotFinished()
-        if game.player_x_id is None or game.player_o_id is None:
+        if not game.has_both_players:
             raise NoOpponent()
         existing = Game.objects.filter(rematch_of=game).first()
         if existing is not None:

@@ -63,8 +63,8 @@ def game_context(game: Game, viewer) -> dict:
         "can_join": game.is_waiting and not game.is_player(viewer),
         "can_abort": game.can_abort and game.is_player(viewer),
         "can_rematch": game.is_finished
-        and game.is_player(viewer)
-        and None not in (game.player_x_id, game.player_o_id),
+        and game.has_both_players
+        and game.is_player(viewer),
         "viewer_marks": game.marks_for(viewer),
         # The rematch, once someone started it (joined in by _game_or_404).
         "rematch": getattr(game, "rematch", None) if game.is_finished else None,
