@@ -19,7 +19,7 @@ from django.utils import timezone
 
 from . import events, rules
 from .models import (
-    FINISHED_STATUSES,
+    RESULT_STATUSES,
     Game,
     GameStatus,
     Move,
@@ -71,6 +71,14 @@ class GameNotFinished(rules.Rejected):
 
 class TooManyOpenGames(rules.Rejected):
     message = "You already have the maximum number of open games waiting for players."
+
+
+class TooManyUnstartedGames(rules.Rejected):
+    message = "You already have the maximum number of games nobody has answered."
+
+
+class NoOpponent(rules.Rejected):
+    message = "Nobody joined this game: start a new one from the lobby."
 
 
 class Conflict(rules.Rejected):
@@ -146,6 +154,15 @@ def _record_results(game: Game) -> None:
         )
 
 
+def _list_aborted(game: Game) -> None:
+    """The aborted game's rows in each player's history (the archive lists it);
+    no record, series or streak counts it."""
+    PlayerResult.objects.bulk_create(
+        PlayerResult(game=game, **row._asdict())
+        for row in result_rows(game.player_x_id, game.player_o_id, game.status)
+    )
+
+
 def _save(game: Game, state: rules.GameState) -> None:
     game.board = state.board.cells
     game.move_count = state.board.move_count
@@ -167,18 +184,53 @@ def _save(game: Game, state: rules.GameState) -> None:
             "finished_at",
             "version",
             "move_order",
+            "aborted_by",
             "updated_at",
         ]
     )
-    if state.status.is_over:
-        winner = state.winner
+    winner = state.winner
+    if state.status.has_result:
         _score(game, winner)
         _record_results(game)
+    elif state.status.is_over:
+        _list_aborted(game)
+    if state.status.is_over:
         _after_commit(
             events.game_ended,
             game=game,
             status=game.status,
             winner=winner.value if winner else None,
+        )
+
+
+def _check_open_limit(creator) -> None:
+    limit = settings.GAMES_MAX_OPEN_PER_USER
+    if Game.objects.open_by(creator).count() >= limit:
+        raise TooManyOpenGames(
+            f"You already have {limit} open games waiting for players. "
+            "Wait for someone to join one of them."
+        )
+
+
+def _check_unstarted_limits(creator, opponent) -> None:
+    """Nobody can flood someone's lobby: games against others that the opponent
+    has not answered with a move are limited in total and per opponent."""
+    counts = Game.objects.unstarted_by(creator).aggregate(
+        total=Count("id"),
+        against=Count("id", filter=Q(player_x=opponent) | Q(player_o=opponent)),
+    )
+    per_user = settings.GAMES_MAX_UNSTARTED_PER_USER
+    per_opponent = settings.GAMES_MAX_UNSTARTED_PER_OPPONENT
+    if counts["total"] >= per_user:
+        raise TooManyUnstartedGames(
+            f"You already have {per_user} games in which your opponent has not "
+            "moved yet. Wait for them to move, or abort one of those games."
+        )
+    if counts["against"] >= per_opponent:
+        raise TooManyUnstartedGames(
+            f"You already have {per_opponent} games against "
+            f"{opponent.get_username()} in which they have not moved yet. Wait for "
+            "them to move, or abort one of those games."
         )
 
 
@@ -190,17 +242,13 @@ def create_game(*, creator, opponent=None, side: Side = "x", rematch_of=None) ->
         side = secrets.choice(("x", "o"))
 
     def action() -> Game:
-        if opponent is None:
+        if opponent is None or opponent.pk != creator.pk:
             # Lock the creator's row so that concurrent creates count correctly.
             get_user_model().objects.select_for_update().filter(pk=creator.pk).first()
-            open_games = Game.objects.filter(
-                Q(player_x=creator) | Q(player_o=creator), status=GameStatus.WAITING
-            )
-            if open_games.count() >= settings.GAMES_MAX_OPEN_PER_USER:
-                raise TooManyOpenGames(
-                    f"You already have {settings.GAMES_MAX_OPEN_PER_USER} open games "
-                    "waiting for players. Wait for someone to join one of them."
-                )
+            if opponent is None:
+                _check_open_limit(creator)
+            else:
+                _check_unstarted_limits(creator, opponent)
         x, o = (creator, opponent) if side == "x" else (opponent, creator)
         game = Game.objects.create(
             player_x=x,
@@ -208,6 +256,7 @@ def create_game(*, creator, opponent=None, side: Side = "x", rematch_of=None) ->
             series=None if opponent is None else _series_for(x, o),
             status=GameStatus.WAITING if opponent is None else GameStatus.IN_PROGRESS,
             rematch_of=rematch_of,
+            created_by=creator,
         )
         _after_commit(events.game_created, game=game, player_x=x, player_o=o)
         return game
@@ -220,6 +269,8 @@ def join_game(*, game_id: int, user) -> Game:
 
     def action() -> Game:
         game = _locked_game(game_id)
+        if game.is_aborted:
+            raise rules.GameOver("This game was aborted: it cannot be joined.")
         if game.is_player(user):
             raise AlreadyInGame(
                 "You created this game: share its address with an opponent."
@@ -313,6 +364,22 @@ def forfeit(*, game_id: int, user) -> Game:
     return _atomic_action(action)
 
 
+def abort(*, game_id: int, user) -> Game:
+    """End the game with no result: either player, on any turn, until both sides
+    have moved (rules.GameState.abort); the creator may withdraw an open game."""
+
+    def action() -> Game:
+        game = _locked_game(game_id)
+        if not game.is_player(user):
+            raise NotAPlayer()
+        state = game.state.abort()
+        game.aborted_by = user
+        _save(game, state)
+        return game
+
+    return _atomic_action(action)
+
+
 def rematch(*, game_id: int, user) -> Game:
     """A fresh game between the same players, sides swapped.
 
@@ -326,13 +393,17 @@ def rematch(*, game_id: int, user) -> Game:
             raise NotAPlayer()
         if not game.is_finished:
             raise GameNotFinished()
+        if not game.has_both_players:
+            raise NoOpponent()
         existing = Game.objects.filter(rematch_of=game).first()
         if existing is not None:
             return existing
+        # Sides swapped: this game's O plays X in the rematch.
+        was_o = user.pk == game.player_o_id
         rematch_game = create_game(
-            creator=game.player_o,
-            opponent=game.player_x,
-            side="x",
+            creator=user,
+            opponent=game.player_x if was_o else game.player_o,
+            side="x" if was_o else "o",
             rematch_of=game,
         )
         # The finished game's page now links to its rematch: a change its live
@@ -367,15 +438,8 @@ def delete_games(*, game_ids: list[int]) -> int:
 
 
 def _recount_record(player_id: int) -> None:
-    counts = dict.fromkeys(COUNTERS, 0)
-    tallies = (
-        PlayerResult.objects.filter(player_id=player_id)
-        .values_list("mark", "outcome")
-        .annotate(count=Count("id"))
-        .order_by()
-    )
-    for mark, outcome, count in tallies:
-        counts[counter_for(mark, outcome)] += count
+    tally = PlayerResult.objects.filter(player_id=player_id).counters()[player_id]
+    counts = {counter: tally[counter] for counter in COUNTERS}
     PlayerRecord.objects.filter(player_id=player_id).update(**counts)
 
 
@@ -385,7 +449,7 @@ def _recount_series(series_id: int) -> None:
     won_by_a = Q(status__in=[GameStatus.X_WON, GameStatus.O_FORFEITS], player_x=a) | Q(
         status__in=[GameStatus.O_WON, GameStatus.X_FORFEITS], player_o=a
     )
-    totals = Game.objects.filter(series=series, status__in=FINISHED_STATUSES).aggregate(
+    totals = Game.objects.filter(series=series, status__in=RESULT_STATUSES).aggregate(
         a_wins=Count("id", filter=won_by_a),
         decided=Count("id", filter=~Q(status=GameStatus.DRAW)),
         draws=Count("id", filter=Q(status=GameStatus.DRAW)),
