@@ -73,6 +73,10 @@ class TooManyOpenGames(rules.Rejected):
     message = "You already have the maximum number of open games waiting for players."
 
 
+class PlayerLeft(rules.Rejected):
+    message = "That player has closed their account: no new games with them."
+
+
 class Conflict(rules.Rejected):
     message = "The game changed while your action was being saved. Please try again."
 
@@ -186,6 +190,8 @@ def create_game(*, creator, opponent=None, side: Side = "x", rematch_of=None) ->
     """A new game. `opponent` None opens it to anyone; `creator` again is self-play."""
     if side not in SIDES:
         raise InvalidSide()
+    if opponent is not None and not opponent.is_active:
+        raise PlayerLeft()
     if side == "random":
         side = secrets.choice(("x", "o"))
 
@@ -395,3 +401,45 @@ def _recount_series(series_id: int) -> None:
         b_wins=totals["decided"] - totals["a_wins"],
         draws=totals["draws"],
     )
+
+
+# -- accounts ------------------------------------------------------------------
+
+
+def close_account(*, user) -> None:
+    """Close `user`'s account for good, in one transaction.
+
+    The user becomes inactive with no usable password and no email address:
+    Django refuses their logins and password resets, and every session of
+    theirs ends (the session hash depends on the password; inactive users are
+    logged out). The user row stays, so finished games, records and head-to-heads
+    stay and the username cannot be registered again. Each unfinished game is
+    left by the rules of `_leave`. Closing a closed account does nothing.
+    """
+
+    def action() -> None:
+        # The account row first, then each game in id order: the same order as
+        # create_game (user row, then the new game), so the two cannot deadlock.
+        account = get_user_model().objects.select_for_update().get(pk=user.pk)
+        if not account.is_active:
+            return
+        unfinished = Game.objects.filter(
+            Q(player_x=account) | Q(player_o=account),
+            status__in=[GameStatus.WAITING, GameStatus.IN_PROGRESS],
+        )
+        for game_id in unfinished.order_by("pk").values_list("pk", flat=True):
+            _leave(game_id=game_id, user=account)
+        account.is_active = False
+        account.set_unusable_password()
+        account.email = ""
+        account.save(update_fields=["is_active", "password", "email"])
+
+    _atomic_action(action)
+
+
+def _leave(*, game_id: int, user) -> None:
+    """A closing player leaves an unfinished game: they forfeit it where it is
+    their turn; otherwise it stays, and its page says that they left."""
+    game = _locked_game(game_id)
+    if game.is_turn_of(user):
+        forfeit(game_id=game_id, user=user)
