@@ -153,7 +153,9 @@ def email(request):
         status = 400
     else:
         status = 200
-    return render(request, "registration/email_form.html", {"form": form}, status)
+    return render(
+        request, "registration/email_form.html", {"form": form}, status=status
+    )
 
 
 @account_methods
@@ -173,7 +175,9 @@ def close_account(request):
         status = 400
     else:
         status = 200
-    return render(request, "registration/close_account.html", {"form": form}, status)
+    return render(
+        request, "registration/close_account.html", {"form": form}, status=status
+    )
 
 
 # Django's views, each behind the site's readable 405 page.

@@ -74,7 +74,9 @@ def locked_out(request, response=None, credentials=None):
 
 
 def _address_key(email: str) -> str:
-    return salted_hmac("games.throttle.reset", email.strip().lower()).hexdigest()
+    return salted_hmac(
+        "games.throttle.reset", email.strip().lower(), algorithm="sha256"
+    ).hexdigest()
 
 
 def reset_allowed(request, email: str) -> bool:
