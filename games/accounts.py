@@ -171,7 +171,9 @@ def close_account(request):
             messages.success(
                 request, f"The account “{username}” is closed. Thank you for playing."
             )
-            return redirect("login")
+            # The home page (which sends a visitor on to the login page): a
+            # redirect straight to the login page reads as "log in first".
+            return redirect("lobby")
         status = 400
     else:
         status = 200

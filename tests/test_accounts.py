@@ -455,8 +455,8 @@ def test_closing_ends_every_session_and_refuses_logins(make_user):
     here, elsewhere = login("alice", PASSWORD), login("alice", PASSWORD)
     response = close(here)
     assert response.status_code == 302
-    assert response["Location"] == "/accounts/login/"
-    page = here.get("/accounts/login/")
+    assert response["Location"] == "/"
+    page = here.get("/", follow=True)
     assert "The account “alice” is closed." in page.text
     assert logged_in_as(here) is None
     assert logged_in_as(elsewhere) is None
@@ -537,7 +537,7 @@ def test_closing_forfeits_where_it_is_her_turn_and_keeps_the_rest(
     assert status("opponent's turn") == Game.Status.IN_PROGRESS
     # Finished games and their results stay as they were.
     finished_after, results_after = _games_and_records()
-    assert finished_after[: len(finished_before)] == [game for game in finished_before]
+    assert finished_after[: len(finished_before)] == finished_before
     assert results_after[: len(results_before)] == results_before
     # The forfeits count like any other: one more loss for alice, a win for bob.
     records = {r["player_id"]: r for r in PlayerRecord.objects.values()}
@@ -644,3 +644,32 @@ def test_the_admin_refuses_an_email_address_in_use(client_for, alice, make_user)
     assert EMAIL_TAKEN in page.text
     alice.refresh_from_db()
     assert alice.email == ""
+
+
+@pytest.mark.parametrize(
+    ("path", "allow"),
+    [
+        ("/accounts/signup/", "GET, HEAD, POST"),
+        ("/accounts/password_change/", "GET, HEAD, POST"),
+        ("/accounts/password_change/done/", "GET, HEAD"),
+        ("/accounts/password_reset/", "GET, HEAD, POST"),
+        ("/accounts/password_reset/done/", "GET, HEAD"),
+        ("/accounts/reset/MQ/set-password/", "GET, HEAD, POST"),
+        ("/accounts/reset/done/", "GET, HEAD"),
+        ("/accounts/email/", "GET, HEAD, POST"),
+        ("/accounts/close/", "GET, HEAD, POST"),
+    ],
+)
+def test_account_pages_answer_other_methods_with_a_readable_405(
+    client_for, alice, path, allow
+):
+    client = client_for(alice)
+    for method in ("PUT", "DELETE", "PATCH") + (
+        ("POST",) if "POST" not in allow else ()
+    ):
+        response = client.generic(method, path)
+        assert response.status_code == 405
+        assert response["Allow"] == allow
+        assert f"This address only accepts {allow} requests." in response.text
+    alice.refresh_from_db()
+    assert alice.is_active
