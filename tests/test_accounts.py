@@ -270,15 +270,19 @@ def reset_link() -> str:
     return RESET_LINK.search(message.body)[1]
 
 
-def test_reset_page_is_linked_from_the_login_page(client):
+def test_reset_page_is_linked_from_the_login_page(
+    db, client, django_assert_num_queries
+):
     assert '<a href="/accounts/password_reset/">' in client.get("/accounts/login/").text
-    assert client.get("/accounts/password_reset/").status_code == 200
+    with django_assert_num_queries(0):
+        assert client.get("/accounts/password_reset/").status_code == 200
 
 
 def test_the_answer_is_the_same_whether_or_not_the_address_is_known(dora):
     known = ask_for_reset("DORA@example.com")
     unknown = ask_for_reset("nobody@example.com")
     assert known.status_code == unknown.status_code == 302
+    assert known.cookies.keys() == unknown.cookies.keys()
     assert known["Location"] == unknown["Location"] == "/accounts/password_reset/done/"
     assert len(mail.outbox) == 1
     assert mail.outbox[0].to == ["dora@example.com"]
