@@ -89,6 +89,8 @@ class GameAdmin(BoundedDateHierarchy, admin.ModelAdmin):
         "winning_line",
         "version",
         "rematch_of",
+        "created_by",
+        "aborted_by",
         "created_at",
         "updated_at",
         "finished_at",
@@ -129,13 +131,8 @@ class GameAdmin(BoundedDateHierarchy, admin.ModelAdmin):
                 "status": game.status,
                 "finished_at": game.finished_at and game.finished_at.isoformat(),
                 "moves": [
-                    {
-                        "sequence_number": move.sequence_number,
-                        "player": move.player,
-                        "row": move.row,
-                        "col": move.col,
-                        "played_at": move.created_at.isoformat(),
-                    }
+                    presentation.move_json(move)
+                    | {"played_at": move.created_at.isoformat()}
                     for move in game.moves.all()
                 ],
             }

@@ -165,7 +165,7 @@ def email_field(label: str) -> forms.EmailField:
 def unique_email(email: str, *, owner=None) -> str:
     """`email` normalised (domain in lower case), or a form error when another
     account has it, in any case. The database enforces the same rule (a unique
-    index on LOWER(email), migration 0004): a racing sign-up still fails."""
+    index on LOWER(email), migration 0005_accounts): a racing sign-up still fails."""
     if not email:
         return ""
     email = get_user_model().objects.normalize_email(email)

@@ -28,7 +28,7 @@ from django.db import connection
 from django.dispatch import receiver
 
 from . import events
-from .models import Game
+from .models import Game, GameStatus
 
 logger = logging.getLogger("games.live")
 
@@ -129,9 +129,12 @@ def publish_move_made(sender, *, game, **kwargs):
 
 @receiver(events.game_ended, dispatch_uid="live_game_ended")
 def publish_game_forfeited(sender, *, game, status, **kwargs):
-    # A game that ends by a move was published by move_made already.
-    if status in (Game.Status.X_FORFEITS, Game.Status.O_FORFEITS):
-        publish(_change_for(game))
+    # A game that ends by a move was published by move_made already. An aborted
+    # game with a free side was an open game: the open-games lists change too.
+    if status in (GameStatus.X_FORFEITS, GameStatus.O_FORFEITS, GameStatus.ABORTED):
+        publish(
+            _change_for(game, open_games=None in (game.player_x_id, game.player_o_id))
+        )
 
 
 class Subscriber:

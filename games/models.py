@@ -1,14 +1,23 @@
 """Games and moves. Every write goes through games.services; the constraints below
-make sure that even a buggy or racing writer cannot store an impossible game."""
+make sure that even a buggy or racing writer cannot store an impossible game.
+
+`GameStatus` is the one name for the stored status of a game: the values of
+`rules.Status` (the game as the rules see it) plus `waiting`. Queries that need a
+rule (whose turn, who has moved) derive their SQL from a helper next to that rule
+in games.rules; tests check the two against each other.
+"""
+
+from collections import Counter, defaultdict
 
 from django.conf import settings
 from django.db import models
-from django.db.models import F, Q, Value
+from django.db.models import BooleanField, Case, Count, F, Q, Value, When
 from django.db.models.functions import Length, Replace
 from django.db.models.lookups import Exact, In
 from django.urls import reverse
 
 from . import rules
+from .results import counter_for
 
 
 class GameStatus(models.TextChoices):
@@ -19,15 +28,13 @@ class GameStatus(models.TextChoices):
     DRAW = rules.Status.DRAW.value, "Draw"
     X_FORFEITS = rules.Status.X_FORFEITS.value, "X forfeited"
     O_FORFEITS = rules.Status.O_FORFEITS.value, "O forfeited"
+    ABORTED = rules.Status.ABORTED.value, "Aborted"
 
 
-FINISHED_STATUSES = [
-    GameStatus.X_WON,
-    GameStatus.O_WON,
-    GameStatus.DRAW,
-    GameStatus.X_FORFEITS,
-    GameStatus.O_FORFEITS,
-]
+# Over with a result that records and series count.
+RESULT_STATUSES = [GameStatus(status) for status in rules.Status if status.has_result]
+# Over: no more moves can be made (a result, or aborted).
+FINISHED_STATUSES = [*RESULT_STATUSES, GameStatus.ABORTED]
 WON_BY_LINE = [GameStatus.X_WON, GameStatus.O_WON]
 
 
@@ -85,9 +92,106 @@ class Series(models.Model):
         return self.a_wins if user_id == self.player_a_id else self.b_wins
 
 
-class Game(models.Model):
-    Status = GameStatus
+def _is_player(field: str) -> Q:
+    """SQL: `field` (a user) is null, or is one of the game's players."""
+    return (
+        Q(**{f"{field}__isnull": True})
+        | Q(player_x__isnull=False, **{field: F("player_x")})
+        | Q(player_o__isnull=False, **{field: F("player_o")})
+    )
 
+
+def _has_not_moved(user) -> Q:
+    """SQL for "`user`'s side has made no move yet" (rules.moves_before_first)."""
+    return Q(player_x=user, move_count__lte=rules.moves_before_first(rules.Mark.X)) | Q(
+        player_o=user, move_count__lte=rules.moves_before_first(rules.Mark.O)
+    )
+
+
+def _opponent_has_not_moved(user) -> Q:
+    """SQL for "the side `user` does not play has made no move yet"."""
+    return Q(player_x=user, move_count__lte=rules.moves_before_first(rules.Mark.O)) | Q(
+        player_o=user, move_count__lte=rules.moves_before_first(rules.Mark.X)
+    )
+
+
+def turn_of(user) -> Q:
+    """SQL for rules.to_move: the games in progress in which `user` is to move."""
+    return Q(status=GameStatus.IN_PROGRESS) & (
+        Q(player_x=user, move_count__in=rules.move_counts_to_move(rules.Mark.X))
+        | Q(player_o=user, move_count__in=rules.move_counts_to_move(rules.Mark.O))
+    )
+
+
+def _flag(condition: Q) -> Case:
+    return Case(When(condition, then=True), default=False, output_field=BooleanField())
+
+
+# What a list row of games shows (links, names, status text): lists load only
+# these columns, so a row costs no datetime or unused user fields.
+GAME_ROW_FIELDS = (
+    "status",
+    "board",
+    "move_count",
+    "winning_line",
+    "created_by",
+    "aborted_by",
+    "player_x__username",
+    "player_o__username",
+    # A closed account's name is shown marked (display_name).
+    "player_x__is_active",
+    "player_o__is_active",
+)
+
+
+class GameQuerySet(models.QuerySet):
+    def of(self, user) -> "GameQuerySet":
+        return self.filter(Q(player_x=user) | Q(player_o=user))
+
+    def for_lobby(self, user) -> "GameQuerySet":
+        """`user`'s games still running or waiting: theirs to move first, then
+        new (someone else started it and `user` has not moved), then the rest.
+        Each row carries `my_turn` and `is_new`."""
+        return (
+            self.of(user)
+            .filter(status__in=[GameStatus.IN_PROGRESS, GameStatus.WAITING])
+            .select_related("player_x", "player_o")
+            .only(*GAME_ROW_FIELDS)
+            .annotate(
+                my_turn=_flag(turn_of(user)),
+                is_new=_flag(
+                    Q(status=GameStatus.IN_PROGRESS, created_by__isnull=False)
+                    & ~Q(created_by=user)
+                    & _has_not_moved(user)
+                ),
+            )
+            .order_by("-my_turn", "-is_new", "-updated_at", "-id")
+        )
+
+    def open_to(self, user) -> "GameQuerySet":
+        """Open games `user` could join, newest first."""
+        return (
+            self.filter(status=GameStatus.WAITING)
+            .exclude(Q(player_x=user) | Q(player_o=user))
+            .select_related("player_x", "player_o")
+            .only(*GAME_ROW_FIELDS)
+            .order_by("-created_at", "-id")
+        )
+
+    def open_by(self, user) -> "GameQuerySet":
+        return self.of(user).filter(status=GameStatus.WAITING)
+
+    def unstarted_by(self, creator) -> "GameQuerySet":
+        """Games `creator` started against someone else who has not moved yet:
+        what the creation limits count (self-play is not limited)."""
+        return (
+            self.filter(created_by=creator, status=GameStatus.IN_PROGRESS)
+            .exclude(player_x=F("player_o"))
+            .filter(_opponent_has_not_moved(creator))
+        )
+
+
+class Game(models.Model):
     player_x = models.ForeignKey(
         settings.AUTH_USER_MODEL,
         on_delete=models.PROTECT,
@@ -125,9 +229,26 @@ class Game(models.Model):
         null=True,
         blank=True,
     )
+    # Who started the game (null for games stored before this was recorded).
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.PROTECT,
+        related_name="+",
+        null=True,
+        blank=True,
+    )
+    aborted_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.PROTECT,
+        related_name="+",
+        null=True,
+        blank=True,
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+
+    objects = GameQuerySet.as_manager()
 
     class Meta:
         ordering = ["-updated_at", "-id"]
@@ -184,8 +305,12 @@ class Game(models.Model):
                 name="game_winning_line_iff_won",
             ),
             models.CheckConstraint(
+                # Waiting, or an open game withdrawn: one player and no move.
                 condition=(
-                    Q(status=GameStatus.WAITING, move_count=0)
+                    Q(
+                        status__in=[GameStatus.WAITING, GameStatus.ABORTED],
+                        move_count=0,
+                    )
                     & (
                         Q(player_x__isnull=True, player_o__isnull=False)
                         | Q(player_x__isnull=False, player_o__isnull=True)
@@ -210,9 +335,32 @@ class Game(models.Model):
                 condition=Q(version__gte=1), name="game_version_positive"
             ),
             models.CheckConstraint(
-                condition=Q(status=GameStatus.WAITING, series__isnull=True)
-                | (~Q(status=GameStatus.WAITING) & Q(series__isnull=False)),
+                condition=(
+                    Q(series__isnull=True)
+                    & (Q(player_x__isnull=True) | Q(player_o__isnull=True))
+                )
+                | Q(
+                    series__isnull=False,
+                    player_x__isnull=False,
+                    player_o__isnull=False,
+                ),
                 name="game_series_once_started",
+            ),
+            models.CheckConstraint(
+                condition=~Q(status=GameStatus.ABORTED)
+                | Q(move_count__lt=rules.ABORTABLE_BELOW_MOVES),
+                name="game_aborted_early",
+            ),
+            models.CheckConstraint(
+                condition=Q(status=GameStatus.ABORTED, aborted_by__isnull=False)
+                | (~Q(status=GameStatus.ABORTED) & Q(aborted_by__isnull=True)),
+                name="game_aborted_by_iff_aborted",
+            ),
+            models.CheckConstraint(
+                condition=_is_player("aborted_by"), name="game_aborted_by_player"
+            ),
+            models.CheckConstraint(
+                condition=_is_player("created_by"), name="game_created_by_player"
             ),
         ]
 
@@ -262,13 +410,22 @@ class Game(models.Model):
         return self.status in FINISHED_STATUSES
 
     @property
+    def is_aborted(self) -> bool:
+        return self.status == GameStatus.ABORTED
+
+    @property
+    def can_abort(self) -> bool:
+        """Whether a player may abort it now (rules.GameState.can_abort)."""
+        return not self.is_finished and self.state.can_abort
+
+    @property
     def next_mark(self) -> str | None:
         """Whose turn it is, or None when no move can be made."""
         return rules.Board(self.board).next_mark.value if self.is_in_progress else None
 
     @property
     def winner_mark(self) -> str | None:
-        if not self.is_finished:
+        if self.status not in RESULT_STATUSES:
             return None
         winner = rules.Status(self.status).winner
         return winner.value if winner else None
@@ -290,6 +447,11 @@ class Game(models.Model):
         )
 
     @property
+    def has_both_players(self) -> bool:
+        """False for an open game, waiting or withdrawn before anyone joined."""
+        return self.player_x_id is not None and self.player_o_id is not None
+
+    @property
     def is_self_play(self) -> bool:
         return self.player_x_id is not None and self.player_x_id == self.player_o_id
 
@@ -299,6 +461,19 @@ class Game(models.Model):
         if mark == rules.Mark.O:
             return self.player_o
         return None
+
+    def player_for_id(self, user_id: int | None):
+        """The player (as loaded with this game) whose id is `user_id`."""
+        if user_id is not None and user_id == self.player_x_id:
+            return self.player_x
+        if user_id is not None and user_id == self.player_o_id:
+            return self.player_o
+        return None
+
+    @property
+    def created_by_player(self):
+        """Who started the game, without a query of its own."""
+        return self.player_for_id(self.created_by_id)
 
     def is_player(self, user) -> bool:
         return user.is_authenticated and user.pk in (self.player_x_id, self.player_o_id)
@@ -365,6 +540,28 @@ class ResultOutcome(models.TextChoices):
     DRAW = rules.Outcome.DRAW.value, "Draw"
     FORFEIT = rules.Outcome.FORFEIT.value, "Forfeited"
     SELF_PLAY = "self_play", "Self-play"
+    # Listed in the archive, counted nowhere (rules.Status.ABORTED).
+    ABORTED = rules.Status.ABORTED.value, "Aborted"
+
+
+# The outcomes that count in a record and a streak.
+UNCOUNTED_OUTCOMES = [ResultOutcome.SELF_PLAY, ResultOutcome.ABORTED]
+
+
+class PlayerResultQuerySet(models.QuerySet):
+    def counters(self) -> dict[int, Counter]:
+        """{player id: {PlayerRecord counter: how many rows add 1 to it}}: the
+        tally the services recount records with and check_games verifies."""
+        tally: dict[int, Counter] = defaultdict(Counter)
+        rows = (
+            self.exclude(outcome=ResultOutcome.ABORTED)
+            .values_list("player", "mark", "outcome")
+            .annotate(count=Count("id"))
+            .order_by()
+        )
+        for player_id, mark, outcome, count in rows:
+            tally[player_id][counter_for(mark, outcome)] += count
+        return tally
 
 
 class PlayerResult(models.Model):
@@ -373,20 +570,26 @@ class PlayerResult(models.Model):
     scans over this table instead of ORs over both sides of every Game.
 
     A game against yourself gets one row, outcome SELF_PLAY and no mark: it is
-    listed but stays out of the record. Rows are numbered in the order games
-    end, so `-id` is "most recent first" and the archive pages by id."""
-
-    Outcome = ResultOutcome
+    listed but stays out of the record. An aborted game gets outcome ABORTED
+    (listed, counted nowhere): one row per player, no opponent if nobody had
+    joined. Rows are numbered in the order games end, so `-id` is "most recent
+    first" and the archive pages by id."""
 
     player = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="results"
     )
     game = models.ForeignKey(Game, on_delete=models.CASCADE, related_name="results")
     opponent = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+"
+        settings.AUTH_USER_MODEL,
+        on_delete=models.CASCADE,
+        related_name="+",
+        null=True,
+        blank=True,
     )
     mark = models.CharField(max_length=1, choices=MarkChoice.choices, blank=True)
     outcome = models.CharField(max_length=16, choices=ResultOutcome.choices)
+
+    objects = PlayerResultQuerySet.as_manager()
 
     class Meta:
         ordering = ["-id"]
@@ -396,7 +599,8 @@ class PlayerResult(models.Model):
             models.Index(
                 fields=["player", "opponent", "-id"], name="result_by_opponent"
             ),
-            # "Lost" (a loss or a forfeit) and "counted" (not self-play) are
+            # "Lost" (a loss or a forfeit) and "counted" (not self-play or
+            # aborted) are
             # two-value filters: partial indexes keep them ordered range scans.
             models.Index(
                 fields=["player", "-id"],
@@ -406,7 +610,7 @@ class PlayerResult(models.Model):
             models.Index(
                 fields=["player", "-id"],
                 name="result_counted",
-                condition=~Q(outcome=ResultOutcome.SELF_PLAY),
+                condition=~Q(outcome__in=UNCOUNTED_OUTCOMES),
             ),
         ]
         constraints = [
@@ -418,12 +622,20 @@ class PlayerResult(models.Model):
                 name="result_outcome_valid",
             ),
             models.CheckConstraint(
+                # Self-play (aborted or not): no mark, the player is the opponent.
+                # An aborted open game: a mark and no opponent. Otherwise a mark
+                # and somebody else.
                 condition=Q(
-                    outcome=ResultOutcome.SELF_PLAY, mark="", opponent=F("player")
+                    outcome__in=UNCOUNTED_OUTCOMES, mark="", opponent=F("player")
+                )
+                | Q(
+                    outcome=ResultOutcome.ABORTED,
+                    mark__in=MarkChoice.values,
+                    opponent__isnull=True,
                 )
                 | (
                     ~Q(outcome=ResultOutcome.SELF_PLAY)
-                    & Q(mark__in=MarkChoice.values)
+                    & Q(mark__in=MarkChoice.values, opponent__isnull=False)
                     & ~Q(opponent=F("player"))
                 ),
                 name="result_self_play_iff_no_mark",
@@ -432,11 +644,6 @@ class PlayerResult(models.Model):
 
     def __str__(self) -> str:
         return f"Game {self.game_id}: {self.outcome} for {self.player_id}"
-
-    @property
-    def counts(self) -> bool:
-        """Whether this game counts in the player's win/loss record."""
-        return self.outcome != ResultOutcome.SELF_PLAY
 
 
 class PlayerRecord(models.Model):

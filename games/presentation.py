@@ -7,7 +7,7 @@ game page costs one query; the rules module answers every question of the game.
 from dataclasses import dataclass
 
 from . import rules
-from .models import Game, PlayerResult, ResultOutcome, display_name
+from .models import Game, GameStatus, PlayerResult, ResultOutcome, display_name
 from .records import Streak
 
 
@@ -81,6 +81,30 @@ def username(user) -> str | None:
     return user.get_username() if user is not None else None
 
 
+def move_json(move) -> dict:
+    """One move as JSON (state.json and the admin's export): a Move row or a
+    MoveLine, which name their fields alike."""
+    return {
+        "sequence_number": move.sequence_number,
+        "player": move.player,
+        "row": move.row,
+        "col": move.col,
+    }
+
+
+def _you_or_name(user, viewer) -> str:
+    if viewer is not None and user is not None and user.pk == viewer.pk:
+        return "you"
+    return name(user)
+
+
+def lobby_text(game: Game, viewer) -> str:
+    """A game's line in `viewer`'s lobby: new games say who started them."""
+    if getattr(game, "is_new", False):
+        return f"{name(game.created_by_player)} started a game against you."
+    return turn_text(game, viewer)
+
+
 def turn_text(game: Game, viewer) -> str:
     """One line that says what happens next, from the viewer's side."""
     if game.is_waiting:
@@ -105,9 +129,17 @@ def _left_text(game: Game) -> str:
     return f" {gone[0].get_username()} has left: they closed their account."
 
 
+def aborted_text(game: Game, viewer=None) -> str:
+    """ "Aborted by alice." ("by you" to alice herself)."""
+    aborter = game.player_for_id(game.aborted_by_id)
+    return f"Aborted by {_you_or_name(aborter, viewer)}."
+
+
 def result_text(game: Game, viewer=None) -> str:
     status = game.status
-    if status == Game.Status.DRAW:
+    if status == GameStatus.ABORTED:
+        return aborted_text(game, viewer)
+    if status == GameStatus.DRAW:
         return "Draw."
     winner = game.winner_mark
     loser = rules.Mark(winner).other.value
@@ -120,7 +152,7 @@ def result_text(game: Game, viewer=None) -> str:
             subject = f"{name(game.player_for(winner))} ({winner}) wins"
     else:
         subject = f"{name(game.player_for(winner))} ({winner}) wins"
-    if status in (Game.Status.X_FORFEITS, Game.Status.O_FORFEITS):
+    if status in (GameStatus.X_FORFEITS, GameStatus.O_FORFEITS):
         return f"{subject}: {name(game.player_for(loser))} ({loser}) forfeited."
     return f"{subject}!"
 
@@ -151,15 +183,7 @@ def snapshot(game: Game) -> dict:
             [cell.value if cell else None for cell in row]
             for row in game.rules_board.rows()
         ],
-        "moves": [
-            {
-                "sequence_number": move.sequence_number,
-                "player": move.player,
-                "row": move.row,
-                "col": move.col,
-            }
-            for move in move_lines(game)
-        ],
+        "moves": [move_json(move) for move in move_lines(game)],
     }
 
 
@@ -169,16 +193,20 @@ def score_text(first, first_wins: int, second_wins: int, draws: int, second) -> 
     return f"{name(first)} {first_wins} – {second_wins} {name(second)}{draws_text}"
 
 
-def outcome_text(result: PlayerResult) -> str:
-    """A finished game from its player's side: "Won as X (bob forfeited)"."""
+def outcome_text(result: PlayerResult, viewer=None) -> str:
+    """A finished game from its player's side: "Won as X (bob forfeited)".
+    `viewer` is who reads it: someone else's self-play is "against themselves"."""
     game = result.game
+    if result.outcome == ResultOutcome.ABORTED:
+        return aborted_text(game, viewer)
     if result.outcome == ResultOutcome.SELF_PLAY:
-        return f"Against yourself — {result_text(game)}"
+        own = viewer is not None and viewer.pk == result.player_id
+        return f"Against {'yourself' if own else 'themselves'} — {result_text(game)}"
     label = ResultOutcome(result.outcome).label
     text = f"{label} as {result.mark}"
     if result.outcome == ResultOutcome.WIN and game.status in (
-        Game.Status.X_FORFEITS,
-        Game.Status.O_FORFEITS,
+        GameStatus.X_FORFEITS,
+        GameStatus.O_FORFEITS,
     ):
         text += f" ({name(result.opponent)} forfeited)"
     return text

@@ -9,7 +9,14 @@ from dataclasses import dataclass, field
 from django.db.models import F, Q, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 
-from .models import PlayerRecord, PlayerResult, ResultOutcome, Series
+from .models import (
+    GAME_ROW_FIELDS,
+    UNCOUNTED_OUTCOMES,
+    PlayerRecord,
+    PlayerResult,
+    ResultOutcome,
+    Series,
+)
 
 LOSSES = [ResultOutcome.LOSS, ResultOutcome.FORFEIT]
 
@@ -20,6 +27,7 @@ RESULT_FILTERS: dict[str, tuple[str, list[str]]] = {
     "forfeited": ("Forfeited", [ResultOutcome.FORFEIT]),
     "draw": ("Draw", [ResultOutcome.DRAW]),
     "self-play": ("Against yourself", [ResultOutcome.SELF_PLAY]),
+    "aborted": ("Aborted", [ResultOutcome.ABORTED]),
 }
 
 
@@ -81,10 +89,10 @@ def record_of(player) -> Record:
 
 def streak_of(player) -> Streak:
     """The latest counted result, and how many results since the last different
-    one: two queries, each bounded by an index range (self-play does not count,
-    a forfeit is a loss)."""
+    one: two queries, each bounded by an index range (self-play and aborted
+    games do not count, a forfeit is a loss)."""
     counted = PlayerResult.objects.filter(player=player).exclude(
-        outcome=ResultOutcome.SELF_PLAY
+        outcome__in=UNCOUNTED_OUTCOMES
     )
     latest = counted.values_list("outcome", flat=True).first()
     if latest is None:
@@ -95,15 +103,16 @@ def streak_of(player) -> Streak:
     return Streak("loss" if latest in LOSSES else latest, length)
 
 
-def head_to_head(player, limit: int = 50) -> list[tuple[object, int, int, int]]:
-    """(opponent, player's wins, opponent's wins, draws), most games first."""
+def head_to_head(player) -> list[tuple[object, int, int, int]]:
+    """(opponent, player's wins, opponent's wins, draws) against every opponent
+    with a counted game, most games first: one query, one row per opponent."""
     series = (
         Series.objects.filter(Q(player_a=player) | Q(player_b=player))
         .exclude(player_a=F("player_b"))
         .select_related("player_a", "player_b")
         .annotate(played=F("a_wins") + F("b_wins") + F("draws"))
         .filter(played__gt=0)
-        .order_by("-played", "-id")[:limit]
+        .order_by("-played", "-id")
     )
     rows = []
     for pair in series:
@@ -117,9 +126,20 @@ def head_to_head(player, limit: int = 50) -> list[tuple[object, int, int, int]]:
 
 
 def results_of(player) -> QuerySet[PlayerResult]:
-    """The player's finished games, newest first, with what each row displays."""
-    return PlayerResult.objects.filter(player=player).select_related(
-        "game", "game__player_x", "game__player_o", "opponent"
+    """The player's finished games, newest first, with what each row displays
+    (and no other column)."""
+    return (
+        PlayerResult.objects.filter(player=player)
+        .select_related("game", "game__player_x", "game__player_o", "opponent")
+        .only(
+            "player",
+            "mark",
+            "outcome",
+            "opponent__username",
+            "opponent__is_active",
+            "game__finished_at",
+            *(f"game__{field}" for field in GAME_ROW_FIELDS),
+        )
     )
 
 

@@ -11,15 +11,31 @@ from . import rules
 SELF_PLAY = "self_play"
 
 
+ABORTED = rules.Status.ABORTED.value
+
+
 class ResultRow(NamedTuple):
     player_id: int
-    opponent_id: int
+    opponent_id: int | None
     mark: str
     outcome: str
 
 
-def result_rows(player_x_id: int, player_o_id: int, status: str) -> list[ResultRow]:
-    """One row per player; a single SELF_PLAY row when one user played both sides."""
+def result_rows(
+    player_x_id: int | None, player_o_id: int | None, status: str
+) -> list[ResultRow]:
+    """One row per player; a single SELF_PLAY row when one user played both sides.
+    An aborted game's rows say ABORTED (no mark for self-play, no opponent when
+    nobody had joined): listed in the archive, counted in no record."""
+    if status == ABORTED:
+        if player_x_id == player_o_id:
+            return [ResultRow(player_x_id, player_x_id, "", ABORTED)]
+        sides = [(player_x_id, player_o_id, "X"), (player_o_id, player_x_id, "O")]
+        return [
+            ResultRow(player, opponent, mark, ABORTED)
+            for player, opponent, mark in sides
+            if player is not None
+        ]
     if player_x_id == player_o_id:
         return [ResultRow(player_x_id, player_x_id, "", SELF_PLAY)]
     finished = rules.Status(status)

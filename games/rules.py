@@ -2,6 +2,11 @@
 
 No Django import here (a test checks it): models, services and views ask this
 module what is legal and what the outcome is, and never re-implement a rule.
+
+Names for a game's status: `Status` here is the game as the rules see it
+(running, won, drawn, forfeited, aborted). `games.models.GameStatus` is the
+stored column: these same values plus `waiting` (an open game nobody has joined,
+which the rules see as an empty running board). Nothing else names a status.
 """
 
 from __future__ import annotations
@@ -42,10 +47,17 @@ class Status(StrEnum):
     DRAW = "draw"
     X_FORFEITS = "x_forfeits"
     O_FORFEITS = "o_forfeits"
+    # Ended by a player before both sides had moved: no result for anybody.
+    ABORTED = "aborted"
 
     @property
     def is_over(self) -> bool:
         return self is not Status.IN_PROGRESS
+
+    @property
+    def has_result(self) -> bool:
+        """Over with a result (win, loss, draw) that records and series count."""
+        return self.is_over and self is not Status.ABORTED
 
     @property
     def winner(self) -> Mark | None:
@@ -60,6 +72,27 @@ _WINNERS = {
 }
 _FORFEITERS = {Status.X_FORFEITS: Mark.X, Status.O_FORFEITS: Mark.O}
 
+# Either player may abort a game until this many moves have been played (the
+# lichess rule: until each side has moved once).
+ABORTABLE_BELOW_MOVES = 2
+
+
+def to_move(move_count: int) -> Mark:
+    """Whose turn it is after `move_count` moves: X moves first, then they alternate."""
+    return Mark.X if move_count % 2 == 0 else Mark.O
+
+
+def move_counts_to_move(mark: Mark) -> tuple[int, ...]:
+    """Every move count (0..8) at which `mark` is to move: `to_move` as a set, for
+    queries that ask "whose turn" of many games at once (games.models)."""
+    return tuple(count for count in range(CELLS) if to_move(count) is mark)
+
+
+def moves_before_first(mark: Mark) -> int:
+    """How many moves are on the board when `mark` makes its first move: a side
+    "has not moved yet" while the move count is at most this."""
+    return move_counts_to_move(mark)[0]
+
 
 class Outcome(StrEnum):
     """How a finished game went for one side. A forfeit is a loss, kept apart
@@ -70,15 +103,11 @@ class Outcome(StrEnum):
     DRAW = "draw"
     FORFEIT = "forfeit"
 
-    @property
-    def is_loss(self) -> bool:
-        return self in (Outcome.LOSS, Outcome.FORFEIT)
-
 
 def outcome_for(status: Status, mark: Mark) -> Outcome:
     """The result of a finished game for the player of `mark`."""
-    if not status.is_over:
-        raise ValueError(f"game is not over: {status}")
+    if not status.has_result:
+        raise ValueError(f"game has no result: {status}")
     if status is Status.DRAW:
         return Outcome.DRAW
     if status.winner is mark:
@@ -115,6 +144,10 @@ class GameOver(MoveRejected):
 
 class NotYourTurn(MoveRejected):
     message = "It is not your turn."
+
+
+class TooLateToAbort(Rejected):
+    message = "Two moves have been played: finish the game or forfeit on your turn."
 
 
 def cell_index(row: int, col: int) -> int:
@@ -170,7 +203,7 @@ class Board:
 
     @property
     def next_mark(self) -> Mark:
-        return Mark.X if self.move_count % 2 == 0 else Mark.O
+        return to_move(self.move_count)
 
     @property
     def winning_line(self) -> int | None:
@@ -226,8 +259,14 @@ class GameState:
             Status.IN_PROGRESS,
             Status.X_FORFEITS,
             Status.O_FORFEITS,
+            Status.ABORTED,
         ):
             raise ValueError(f"status {self.status} contradicts the board")
+        if (
+            self.status is Status.ABORTED
+            and self.board.move_count >= ABORTABLE_BELOW_MOVES
+        ):
+            raise ValueError(f"a game with {self.board.move_count} moves cannot abort")
 
     @property
     def winner(self) -> Mark | None:
@@ -252,3 +291,17 @@ class GameState:
             raise NotYourTurn("You can only forfeit on your own turn.")
         status = Status.X_FORFEITS if mark is Mark.X else Status.O_FORFEITS
         return GameState(self.board, status)
+
+    @property
+    def can_abort(self) -> bool:
+        """Either player may abort until both sides have moved."""
+        return not self.status.is_over and self.board.move_count < ABORTABLE_BELOW_MOVES
+
+    def abort(self) -> GameState:
+        """The game ends with no result; allowed to either player (on any turn)
+        until both sides have moved."""
+        if self.status.is_over:
+            raise GameOver("The game is over: there is nothing left to abort.")
+        if not self.can_abort:
+            raise TooLateToAbort()
+        return GameState(self.board, Status.ABORTED)

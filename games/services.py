@@ -19,7 +19,7 @@ from django.utils import timezone
 
 from . import events, rules
 from .models import (
-    FINISHED_STATUSES,
+    RESULT_STATUSES,
     Game,
     GameStatus,
     Move,
@@ -75,6 +75,14 @@ class TooManyOpenGames(rules.Rejected):
 
 class PlayerLeft(rules.Rejected):
     message = "That player has closed their account: no new games with them."
+
+
+class TooManyUnstartedGames(rules.Rejected):
+    message = "You already have the maximum number of games nobody has answered."
+
+
+class NoOpponent(rules.Rejected):
+    message = "Nobody joined this game: start a new one from the lobby."
 
 
 class Conflict(rules.Rejected):
@@ -150,6 +158,15 @@ def _record_results(game: Game) -> None:
         )
 
 
+def _list_aborted(game: Game) -> None:
+    """The aborted game's rows in each player's history (the archive lists it);
+    no record, series or streak counts it."""
+    PlayerResult.objects.bulk_create(
+        PlayerResult(game=game, **row._asdict())
+        for row in result_rows(game.player_x_id, game.player_o_id, game.status)
+    )
+
+
 def _save(game: Game, state: rules.GameState) -> None:
     game.board = state.board.cells
     game.move_count = state.board.move_count
@@ -171,13 +188,17 @@ def _save(game: Game, state: rules.GameState) -> None:
             "finished_at",
             "version",
             "move_order",
+            "aborted_by",
             "updated_at",
         ]
     )
-    if state.status.is_over:
-        winner = state.winner
+    winner = state.winner
+    if state.status.has_result:
         _score(game, winner)
         _record_results(game)
+    elif state.status.is_over:
+        _list_aborted(game)
+    if state.status.is_over:
         _after_commit(
             events.game_ended,
             game=game,
@@ -186,27 +207,57 @@ def _save(game: Game, state: rules.GameState) -> None:
         )
 
 
+def _check_open_limit(creator) -> None:
+    limit = settings.GAMES_MAX_OPEN_PER_USER
+    if Game.objects.open_by(creator).count() >= limit:
+        raise TooManyOpenGames(
+            f"You already have {limit} open games waiting for players. "
+            "Wait for someone to join one of them."
+        )
+
+
+def _check_unstarted_limits(creator, opponent) -> None:
+    """Nobody can flood someone's lobby: games against others that the opponent
+    has not answered with a move are limited in total and per opponent."""
+    counts = Game.objects.unstarted_by(creator).aggregate(
+        total=Count("id"),
+        against=Count("id", filter=Q(player_x=opponent) | Q(player_o=opponent)),
+    )
+    per_user = settings.GAMES_MAX_UNSTARTED_PER_USER
+    per_opponent = settings.GAMES_MAX_UNSTARTED_PER_OPPONENT
+    if counts["total"] >= per_user:
+        raise TooManyUnstartedGames(
+            f"You already have {per_user} games in which your opponent has not "
+            "moved yet. Wait for them to move, or abort one of those games."
+        )
+    if counts["against"] >= per_opponent:
+        raise TooManyUnstartedGames(
+            f"You already have {per_opponent} games against "
+            f"{opponent.get_username()} in which they have not moved yet. Wait for "
+            "them to move, or abort one of those games."
+        )
+
+
 def create_game(*, creator, opponent=None, side: Side = "x", rematch_of=None) -> Game:
     """A new game. `opponent` None opens it to anyone; `creator` again is self-play."""
     if side not in SIDES:
         raise InvalidSide()
-    if opponent is not None and not opponent.is_active:
-        raise PlayerLeft()
     if side == "random":
         side = secrets.choice(("x", "o"))
 
     def action() -> Game:
-        if opponent is None:
-            # Lock the creator's row so that concurrent creates count correctly.
-            get_user_model().objects.select_for_update().filter(pk=creator.pk).first()
-            open_games = Game.objects.filter(
-                Q(player_x=creator) | Q(player_o=creator), status=GameStatus.WAITING
-            )
-            if open_games.count() >= settings.GAMES_MAX_OPEN_PER_USER:
-                raise TooManyOpenGames(
-                    f"You already have {settings.GAMES_MAX_OPEN_PER_USER} open games "
-                    "waiting for players. Wait for someone to join one of them."
-                )
+        if opponent is None or opponent.pk != creator.pk:
+            # Lock the creator's row so that concurrent creates count correctly,
+            # and the opponent's, so that a game cannot start against an account
+            # being closed (close_account); in id order, against deadlocks.
+            players = {creator.pk} | ({opponent.pk} if opponent else set())
+            locked = get_user_model().objects.select_for_update().filter(pk__in=players)
+            if not all(player.is_active for player in locked.order_by("pk")):
+                raise PlayerLeft()
+            if opponent is None:
+                _check_open_limit(creator)
+            else:
+                _check_unstarted_limits(creator, opponent)
         x, o = (creator, opponent) if side == "x" else (opponent, creator)
         game = Game.objects.create(
             player_x=x,
@@ -214,6 +265,7 @@ def create_game(*, creator, opponent=None, side: Side = "x", rematch_of=None) ->
             series=None if opponent is None else _series_for(x, o),
             status=GameStatus.WAITING if opponent is None else GameStatus.IN_PROGRESS,
             rematch_of=rematch_of,
+            created_by=creator,
         )
         _after_commit(events.game_created, game=game, player_x=x, player_o=o)
         return game
@@ -226,6 +278,8 @@ def join_game(*, game_id: int, user) -> Game:
 
     def action() -> Game:
         game = _locked_game(game_id)
+        if game.is_aborted:
+            raise rules.GameOver("This game was aborted: it cannot be joined.")
         if game.is_player(user):
             raise AlreadyInGame(
                 "You created this game: share its address with an opponent."
@@ -319,6 +373,22 @@ def forfeit(*, game_id: int, user) -> Game:
     return _atomic_action(action)
 
 
+def abort(*, game_id: int, user) -> Game:
+    """End the game with no result: either player, on any turn, until both sides
+    have moved (rules.GameState.abort); the creator may withdraw an open game."""
+
+    def action() -> Game:
+        game = _locked_game(game_id)
+        if not game.is_player(user):
+            raise NotAPlayer()
+        state = game.state.abort()
+        game.aborted_by = user
+        _save(game, state)
+        return game
+
+    return _atomic_action(action)
+
+
 def rematch(*, game_id: int, user) -> Game:
     """A fresh game between the same players, sides swapped.
 
@@ -332,13 +402,17 @@ def rematch(*, game_id: int, user) -> Game:
             raise NotAPlayer()
         if not game.is_finished:
             raise GameNotFinished()
+        if not game.has_both_players:
+            raise NoOpponent()
         existing = Game.objects.filter(rematch_of=game).first()
         if existing is not None:
             return existing
+        # Sides swapped: this game's O plays X in the rematch.
+        was_o = user.pk == game.player_o_id
         rematch_game = create_game(
-            creator=game.player_o,
-            opponent=game.player_x,
-            side="x",
+            creator=user,
+            opponent=game.player_x if was_o else game.player_o,
+            side="x" if was_o else "o",
             rematch_of=game,
         )
         # The finished game's page now links to its rematch: a change its live
@@ -373,15 +447,8 @@ def delete_games(*, game_ids: list[int]) -> int:
 
 
 def _recount_record(player_id: int) -> None:
-    counts = dict.fromkeys(COUNTERS, 0)
-    tallies = (
-        PlayerResult.objects.filter(player_id=player_id)
-        .values_list("mark", "outcome")
-        .annotate(count=Count("id"))
-        .order_by()
-    )
-    for mark, outcome, count in tallies:
-        counts[counter_for(mark, outcome)] += count
+    tally = PlayerResult.objects.filter(player_id=player_id).counters()[player_id]
+    counts = {counter: tally[counter] for counter in COUNTERS}
     PlayerRecord.objects.filter(player_id=player_id).update(**counts)
 
 
@@ -391,7 +458,7 @@ def _recount_series(series_id: int) -> None:
     won_by_a = Q(status__in=[GameStatus.X_WON, GameStatus.O_FORFEITS], player_x=a) | Q(
         status__in=[GameStatus.O_WON, GameStatus.X_FORFEITS], player_o=a
     )
-    totals = Game.objects.filter(series=series, status__in=FINISHED_STATUSES).aggregate(
+    totals = Game.objects.filter(series=series, status__in=RESULT_STATUSES).aggregate(
         a_wins=Count("id", filter=won_by_a),
         decided=Count("id", filter=~Q(status=GameStatus.DRAW)),
         draws=Count("id", filter=Q(status=GameStatus.DRAW)),
@@ -418,16 +485,15 @@ def close_account(*, user) -> None:
     """
 
     def action() -> None:
-        # The account row first, then each game in id order: the same order as
-        # create_game (user row, then the new game), so the two cannot deadlock.
+        # Games first, then the account row: the order rematch takes (its game,
+        # then the players' rows in create_game), so the two cannot deadlock.
+        list(_unfinished_games(user).select_for_update(of=("self",)).values("pk"))
         account = get_user_model().objects.select_for_update().get(pk=user.pk)
         if not account.is_active:
             return
-        unfinished = Game.objects.filter(
-            Q(player_x=account) | Q(player_o=account),
-            status__in=[GameStatus.WAITING, GameStatus.IN_PROGRESS],
-        )
-        for game_id in unfinished.order_by("pk").values_list("pk", flat=True):
+        # create_game locks both players' rows too: a game created since the
+        # first look is in this list, and none can start from here on.
+        for game_id in _unfinished_games(account).values_list("pk", flat=True):
             _leave(game_id=game_id, user=account)
         account.is_active = False
         account.set_unusable_password()
@@ -437,9 +503,20 @@ def close_account(*, user) -> None:
     _atomic_action(action)
 
 
+def _unfinished_games(user):
+    return (
+        Game.objects.of(user)
+        .filter(status__in=[GameStatus.WAITING, GameStatus.IN_PROGRESS])
+        .order_by("pk")
+    )
+
+
 def _leave(*, game_id: int, user) -> None:
-    """A closing player leaves an unfinished game: they forfeit it where it is
-    their turn; otherwise it stays, and its page says that they left."""
+    """A closing player leaves an unfinished game: it is aborted where the abort
+    rules allow (an open game, or fewer than two moves played), forfeited by them
+    where it is their turn; otherwise it stays, and its page says they left."""
     game = _locked_game(game_id)
-    if game.is_turn_of(user):
+    if game.state.can_abort:
+        abort(game_id=game_id, user=user)
+    elif game.is_turn_of(user):
         forfeit(game_id=game_id, user=user)

@@ -61,8 +61,9 @@ urlpatterns = [
         views.live_stream_unavailable,
         name="game_events",
     ),
-    path("games/<int:game_id>/move/", views.make_move, name="make_move"),
+    path("games/<int:game_id>/move/", views.play_move, name="make_move"),
     path("games/<int:game_id>/join/", views.join_game, name="join_game"),
     path("games/<int:game_id>/forfeit/", views.forfeit_game, name="forfeit_game"),
+    path("games/<int:game_id>/abort/", views.abort_game, name="abort_game"),
     path("games/<int:game_id>/rematch/", views.rematch, name="rematch"),
 ]

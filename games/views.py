@@ -7,15 +7,15 @@ README documents; it never changes a stored game (the services guarantee that).
 from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
-from django.db.models import Case, IntegerField, Q, Value, When
 from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.utils.http import urlencode
 
 from . import presentation, records, rules, services
 from .forms import ArchiveForm, MoveForm, NewGameForm, ReplayForm
 from .http import get_only, post_only
-from .models import Game, GameStatus
+from .models import Game
 
 LOBBY_PAGE_SIZE = 20
 ARCHIVE_PAGE_SIZE = 20
@@ -29,6 +29,7 @@ REJECTION_STATUS = {
     rules.NotYourTurn: 403,
     services.GameNotFound: 404,
     services.TooManyOpenGames: 429,
+    services.TooManyUnstartedGames: 429,
 }
 
 
@@ -60,7 +61,10 @@ def game_context(game: Game, viewer) -> dict:
         "can_move": can_move,
         "can_forfeit": can_move,
         "can_join": game.is_waiting and not game.is_player(viewer),
-        "can_rematch": game.is_finished and game.is_player(viewer),
+        "can_abort": game.can_abort and game.is_player(viewer),
+        "can_rematch": game.is_finished
+        and game.has_both_players
+        and game.is_player(viewer),
         "viewer_marks": game.marks_for(viewer),
         # The rematch, once someone started it (joined in by _game_or_404).
         "rematch": getattr(game, "rematch", None) if game.is_finished else None,
@@ -94,62 +98,26 @@ def _render_lobby(
     request, form: NewGameForm, status: int = 200, template="games/lobby.html"
 ):
     user = request.user
-    mine = Q(player_x=user) | Q(player_o=user)
-    players = ("player_x", "player_o")
-    my_turn = Case(
-        When(
-            Q(status=GameStatus.IN_PROGRESS)
-            & (
-                Q(player_x=user, move_count__in=[0, 2, 4, 6, 8])
-                | Q(player_o=user, move_count__in=[1, 3, 5, 7])
-            ),
-            then=Value(1),
-        ),
-        default=Value(0),
-        output_field=IntegerField(),
-    )
-    active = list(
-        Game.objects.filter(
-            mine, status__in=[GameStatus.IN_PROGRESS, GameStatus.WAITING]
-        )
-        .select_related(*players)
-        .annotate(my_turn=my_turn)
-        .order_by("-my_turn", "-updated_at", "-id")[:LOBBY_PAGE_SIZE]
-    )
-    open_games = list(
-        Game.objects.filter(status=GameStatus.WAITING)
-        .exclude(mine)
-        .select_related(*players)
-        .order_by("-created_at", "-id")[:LOBBY_PAGE_SIZE]
-    )
-    page = _page_number(request)
-    start = (page - 1) * LOBBY_PAGE_SIZE
-    # One index range scan over the user's result rows, newest first.
-    finished = [
-        result.game
-        for result in records.results_of(user)[start : start + LOBBY_PAGE_SIZE + 1]
-    ]
+    # The latest finished games, from the archive's first page; its "older" cursor
+    # continues in the archive.
+    finished = records.archive_page(user, size=LOBBY_PAGE_SIZE)
     context = {
         "form": form,
-        "active": [(game, presentation.turn_text(game, user)) for game in active],
-        "open_games": open_games,
-        "finished": [
-            (game, presentation.result_text(game, user))
-            for game in finished[:LOBBY_PAGE_SIZE]
+        "active": [
+            (game, presentation.lobby_text(game, user))
+            for game in Game.objects.for_lobby(user)[:LOBBY_PAGE_SIZE]
         ],
-        "page": page,
-        "has_next": len(finished) > LOBBY_PAGE_SIZE,
+        "open_games": Game.objects.open_to(user)[:LOBBY_PAGE_SIZE],
+        "finished": [
+            (result.game, presentation.result_text(result.game, user))
+            for result in finished.results
+        ],
+        "older_finished": finished.older_than,
+        # Links are built from these prefixes: one reverse() per page, not per row.
+        "games_path": reverse("game_detail", args=[0]).removesuffix("0/"),
+        "players_path": reverse("player_detail", args=["-"]).removesuffix("-/"),
     }
     return render(request, template, context, status=status)
-
-
-def _page_number(request) -> int:
-    value = request.GET.get("page", "1")
-    return (
-        int(value)
-        if value.isascii() and value.isdigit() and 0 < int(value) < 10_000
-        else 1
-    )
 
 
 @post_only
@@ -256,7 +224,7 @@ def _perform(request, game_id: int, action, **arguments):
 
 @post_only
 @login_required
-def make_move(request, game_id: int):
+def play_move(request, game_id: int):
     form = MoveForm(request.POST)
     if not form.is_valid():
         return _rejected(request, game_id, _first_error(form), 400)
@@ -280,6 +248,12 @@ def forfeit_game(request, game_id: int):
 
 @post_only
 @login_required
+def abort_game(request, game_id: int):
+    return _perform(request, game_id, services.abort)
+
+
+@post_only
+@login_required
 def rematch(request, game_id: int):
     return _perform(request, game_id, services.rematch)
 
@@ -294,7 +268,9 @@ def player_detail(request, username: str):
         "player": player,
         "record": records.record_of(player),
         "streak": presentation.streak_text(records.streak_of(player)),
-        "recent": _result_lines(records.results_of(player)[:RECENT_GAMES]),
+        "recent": _result_lines(
+            records.results_of(player)[:RECENT_GAMES], request.user
+        ),
         "head_to_head": [
             (opponent, presentation.score_text(player, wins, losses, draws, opponent))
             for opponent, wins, losses, draws in records.head_to_head(player)
@@ -303,8 +279,8 @@ def player_detail(request, username: str):
     return render(request, "games/player_detail.html", context)
 
 
-def _result_lines(results) -> list[tuple]:
-    return [(result, presentation.outcome_text(result)) for result in results]
+def _result_lines(results, viewer) -> list[tuple]:
+    return [(result, presentation.outcome_text(result, viewer)) for result in results]
 
 
 @get_only
@@ -333,7 +309,7 @@ def archive(request):
     }
     context = {
         "form": form,
-        "results": _result_lines(page.results),
+        "results": _result_lines(page.results, request.user),
         "newer_query": page.newer_than
         and urlencode(query | {"after": page.newer_than}),
         "older_query": page.older_than

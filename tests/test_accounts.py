@@ -14,7 +14,13 @@ from django.db import IntegrityError, transaction
 from django.test import Client
 
 from games import forms, services
-from games.models import Game, PasswordResetRequest, PlayerRecord, PlayerResult
+from games.models import (
+    Game,
+    GameStatus,
+    PasswordResetRequest,
+    PlayerRecord,
+    PlayerResult,
+)
 
 from .conftest import DRAW, PASSWORD, X_WINS_ROW_0, forfeit_now, new_game
 
@@ -450,7 +456,7 @@ def test_closing_needs_the_right_password(client_for, alice, bob):
     alice.refresh_from_db()
     assert alice.is_active
     assert alice.check_password(PASSWORD)
-    assert Game.objects.get(pk=game.pk).status == Game.Status.IN_PROGRESS
+    assert Game.objects.get(pk=game.pk).status == GameStatus.IN_PROGRESS
     assert logged_in_as(client) == "alice"
 
 
@@ -509,6 +515,11 @@ def alice_history(alice, bob, carol, play):
     bobs_turn = play(new_game(carol, alice), (0, 0), (1, 1))  # X to move: carol
     self_play = play(new_game(alice, alice), (0, 0), (1, 1))
     return {
+        # Fewer than two moves: aborted (the abort rules), whoever is to move.
+        "open": services.create_game(creator=alice),
+        "no moves, her turn": new_game(alice, bob),
+        "one move, her turn": play(new_game(bob, alice), (0, 0)),
+        "one move, opponent's turn": play(new_game(alice, carol), (0, 0)),
         "finished": finished,
         "her turn": her_turn,
         "her turn as O": their_turn,
@@ -524,7 +535,7 @@ def _games_and_records():
     )
 
 
-def test_closing_forfeits_where_it_is_her_turn_and_keeps_the_rest(
+def test_closing_aborts_forfeits_where_it_is_her_turn_and_keeps_the_rest(
     alice, bob, carol, alice_history
 ):
     finished_before, results_before = _games_and_records()
@@ -535,22 +546,33 @@ def test_closing_forfeits_where_it_is_her_turn_and_keeps_the_rest(
     def status(name):
         return Game.objects.get(pk=alice_history[name].pk).status
 
-    assert status("her turn") == Game.Status.X_FORFEITS
-    assert status("her turn as O") == Game.Status.O_FORFEITS
-    assert status("self-play") == Game.Status.X_FORFEITS
-    assert status("opponent's turn") == Game.Status.IN_PROGRESS
+    for name in (
+        "open",
+        "no moves, her turn",
+        "one move, her turn",
+        "one move, opponent's turn",
+    ):
+        game = Game.objects.get(pk=alice_history[name].pk)
+        assert (game.status, game.aborted_by_id) == (GameStatus.ABORTED, alice.pk)
+    assert status("her turn") == GameStatus.X_FORFEITS
+    assert status("her turn as O") == GameStatus.O_FORFEITS
+    assert status("self-play") == GameStatus.X_FORFEITS
+    assert status("opponent's turn") == GameStatus.IN_PROGRESS
     # Finished games and their results stay as they were.
     finished_after, results_after = _games_and_records()
     assert finished_after[: len(finished_before)] == finished_before
     assert results_after[: len(results_before)] == results_before
-    # The forfeits count like any other: one more loss for alice, a win for bob.
-    records = {r["player_id"]: r for r in PlayerRecord.objects.values()}
-    before = {r["player_id"]: r for r in records_before}
-    assert records[alice.pk]["x_forfeits"] == before[alice.pk]["x_forfeits"] + 1
-    assert records[alice.pk]["o_forfeits"] == before[alice.pk]["o_forfeits"] + 1
-    assert records[bob.pk]["o_wins"] == before[bob.pk]["o_wins"] + 1
-    assert records[bob.pk]["x_wins"] == before[bob.pk]["x_wins"] + 1
-    assert records[alice.pk]["self_play"] == before[alice.pk]["self_play"] + 1
+    # The forfeits count like any other (a loss for alice, a win for bob); the
+    # aborted games count for nobody.
+    expected = {row["player_id"]: dict(row) for row in records_before}
+    expected[alice.pk]["x_forfeits"] += 1
+    expected[alice.pk]["o_forfeits"] += 1
+    expected[alice.pk]["self_play"] += 1
+    expected[bob.pk]["o_wins"] += 1
+    expected[bob.pk]["x_wins"] += 1
+    assert {row["player_id"]: row for row in PlayerRecord.objects.values()} == (
+        expected
+    )
     call_command("check_games", stdout=StringIO())
 
 
@@ -567,7 +589,7 @@ def test_a_game_that_stays_says_that_the_player_left(
     assert "alice has left: they closed their account." in lobby.text
     # The game can still be played on (and forfeited by carol on her turn).
     services.play_move(game_id=game.pk, user=carol, row=2, col=2)
-    assert Game.objects.get(pk=game.pk).status == Game.Status.IN_PROGRESS
+    assert Game.objects.get(pk=game.pk).status == GameStatus.IN_PROGRESS
 
 
 def test_the_name_shows_as_closed_everywhere(client_for, alice, bob, alice_history):
@@ -677,3 +699,13 @@ def test_account_pages_answer_other_methods_with_a_readable_405(
         assert f"This address only accepts {allow} requests." in response.text
     alice.refresh_from_db()
     assert alice.is_active
+
+
+def test_a_game_cannot_start_against_an_account_closed_meanwhile(alice, bob):
+    """The opponent was looked up before the account closed: create_game
+    re-reads the locked row (the lock that orders it with close_account)."""
+    seen_before = User.objects.get(pk=alice.pk)
+    services.close_account(user=alice)
+    with pytest.raises(services.PlayerLeft):
+        services.create_game(creator=bob, opponent=seen_before)
+    assert not Game.objects.exists()

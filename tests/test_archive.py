@@ -7,7 +7,8 @@ from games import services
 from .conftest import new_game
 
 RESULT_ERROR = (
-    "Filter by result: won, lost, forfeited, draw, self-play (or leave it empty)."
+    "Filter by result: won, lost, forfeited, draw, self-play, aborted "
+    "(or leave it empty)."
 )
 
 

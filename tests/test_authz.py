@@ -14,7 +14,7 @@ from django.core.management import call_command
 from django.test import Client
 
 from games import services
-from games.models import Game, Move
+from games.models import Game, GameStatus, Move
 from games.urls import urlpatterns
 
 from .conftest import PASSWORD
@@ -40,7 +40,12 @@ NOT_FINISHED = (409, "A rematch can only start once the game is over.")
 GAME_FULL = (409, "This game already has two players.")
 ALREADY_IN = (409, "You are already a player in this game.")
 OWN_OPEN_GAME = (409, "You created this game: share its address with an opponent.")
-FORBIDDEN = (403, "")
+FORBIDDEN = (403, "You are not allowed to do that.")
+TOO_LATE_TO_ABORT = (
+    409,
+    "Two moves have been played: finish the game or forfeit on your turn.",
+)
+NOTHING_TO_ABORT = (409, "The game is over: there is nothing left to abort.")
 
 
 def in_progress(cast) -> Game:
@@ -64,6 +69,20 @@ def finished(cast) -> Game:
     return game
 
 
+def one_move(cast) -> Game:
+    """alice (X) v bob (O) after alice's first move: bob has not moved yet."""
+    game = services.create_game(creator=cast[ON_TURN], opponent=cast[OFF_TURN])
+    services.play_move(game_id=game.pk, user=cast[ON_TURN], row=0, col=0)
+    game.refresh_from_db()
+    return game
+
+
+def aborted(cast) -> Game:
+    """alice (X) v bob (O), aborted by bob before any move."""
+    game = services.create_game(creator=cast[ON_TURN], opponent=cast[OFF_TURN])
+    return services.abort(game_id=game.pk, user=cast[OFF_TURN])
+
+
 def open_game(cast) -> Game:
     """An open game alice created (as X); nobody else is in it yet."""
     return services.create_game(creator=cast[ON_TURN])
@@ -77,7 +96,7 @@ def no_game(cast) -> None:
 
 
 def created_open_game(game, _game_id, actor, response):
-    new = Game.objects.get(player_x=actor, status=Game.Status.WAITING)
+    new = Game.objects.get(player_x=actor, status=GameStatus.WAITING)
     assert new.player_o is None
     assert response["Location"] == f"/games/{new.pk}/"
 
@@ -92,7 +111,7 @@ def moved(game, game_id, actor, response):
 
 def forfeited(game, game_id, actor, response):
     after = Game.objects.get(pk=game_id)
-    assert after.status == Game.Status.X_FORFEITS
+    assert after.status == GameStatus.X_FORFEITS
     assert after.board == game.board
     assert response["Location"] == f"/games/{game_id}/"
 
@@ -100,14 +119,22 @@ def forfeited(game, game_id, actor, response):
 def rematched(game, game_id, actor, response):
     new = Game.objects.get(rematch_of_id=game_id)
     assert (new.player_x_id, new.player_o_id) == (game.player_o_id, game.player_x_id)
-    assert new.status == Game.Status.IN_PROGRESS
+    assert new.status == GameStatus.IN_PROGRESS
     assert response["Location"] == f"/games/{new.pk}/"
+
+
+def aborted_by_actor(game, game_id, actor, response):
+    after = Game.objects.get(pk=game_id)
+    assert after.status == GameStatus.ABORTED
+    assert after.aborted_by == actor
+    assert (after.board, after.move_count) == (game.board, game.move_count)
+    assert response["Location"] == f"/games/{game_id}/"
 
 
 def joined(game, game_id, actor, response):
     after = Game.objects.get(pk=game_id)
     assert after.player_o_id == actor.pk
-    assert after.status == Game.Status.IN_PROGRESS
+    assert after.status == GameStatus.IN_PROGRESS
     assert response["Location"] == f"/games/{game_id}/"
 
 
@@ -207,6 +234,45 @@ CASES = [
         "/games/{id}/rematch/",
         {},
         _players_only(NOT_FINISHED, NOT_FINISHED, NOT_A_PLAYER),
+    ),
+    Case(
+        "abort before both sides moved",
+        one_move,
+        "/games/{id}/abort/",
+        {},
+        _players_only(OK, OK, NOT_A_PLAYER),
+        aborted_by_actor,
+    ),
+    Case(
+        "abort after two moves",
+        in_progress,
+        "/games/{id}/abort/",
+        {},
+        _players_only(TOO_LATE_TO_ABORT, TOO_LATE_TO_ABORT, NOT_A_PLAYER),
+    ),
+    Case(
+        "abort a finished game",
+        finished,
+        "/games/{id}/abort/",
+        {},
+        _players_only(NOTHING_TO_ABORT, NOTHING_TO_ABORT, NOT_A_PLAYER),
+    ),
+    Case(
+        # Only its creator is in an open game; nobody else may withdraw it.
+        "abort an open game",
+        open_game,
+        "/games/{id}/abort/",
+        {},
+        _players_only(OK, NOT_A_PLAYER, NOT_A_PLAYER),
+        aborted_by_actor,
+    ),
+    Case(
+        "rematch an aborted game",
+        aborted,
+        "/games/{id}/rematch/",
+        {},
+        _players_only(OK, OK, NOT_A_PLAYER),
+        rematched,
     ),
     Case(
         # alice created it; bob is not in it, so he may join like anyone else.

@@ -1,7 +1,8 @@
 """Simultaneous sign-ups for one email address against the production server
 (several worker processes, the current pass's database): the form check alone
 would let more than one through; the unique index on LOWER(email) (migration
-0004) lets exactly one, and every other one gets the form's 400, never a 500."""
+0005_accounts) lets exactly one, and every other one gets the form's 400, never
+a 500."""
 
 import json
 import threading

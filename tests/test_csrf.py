@@ -31,6 +31,7 @@ ROUTES = [
     Route("new", "alice", "/", "nothing"),
     Route("move", "alice", "/", "game"),
     Route("forfeit", "alice", "/", "game"),
+    Route("abort", "bob", "/", "game"),
     Route("join", "bob", "/", "open game"),
     Route("rematch", "alice", "/", "finished game"),
     Route("logout", "alice", "/", "nothing"),
@@ -58,6 +59,7 @@ def _prepare(route: Route, users: dict) -> tuple[str, dict]:
         "new": ("/games/new/", {"opponent": "bob", "side": "x"}),
         "move": (f"/games/{game_id}/move/", {"row": "1", "col": "1", "ply": "0"}),
         "forfeit": (f"/games/{game_id}/forfeit/", {}),
+        "abort": (f"/games/{game_id}/abort/", {}),
         "join": (f"/games/{game_id}/join/", {}),
         "rematch": (f"/games/{game_id}/rematch/", {}),
         "logout": ("/accounts/logout/", {}),
@@ -160,6 +162,8 @@ def test_post_with_a_valid_token_works(users, route):
     assert response.status_code == 302
     if route.name in ("new", "rematch"):
         assert Game.objects.count() == games_before + 1
+    if route.name == "abort":
+        assert Game.objects.get().status == "aborted"
     if route.name.startswith("admin") and route.name != "admin login":
         assert Game.objects.count() == games_before - 1
 

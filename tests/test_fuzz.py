@@ -184,7 +184,16 @@ query_data = st.dictionaries(
 )
 
 ACTORS = ["anonymous", "alice", "bob", "carol", "staff", "root"]
-GAMES = ["in progress", "finished", "open", "self-play", "missing", "huge"]
+GAMES = [
+    "in progress",
+    "finished",
+    "open",
+    "self-play",
+    "abortable",
+    "aborted",
+    "missing",
+    "huge",
+]
 ROUTES = [
     ("GET", "/"),
     ("GET", "/games/{id}/"),
@@ -199,6 +208,7 @@ ROUTES = [
     ("POST", "/games/{id}/move/"),
     ("POST", "/games/{id}/join/"),
     ("POST", "/games/{id}/forfeit/"),
+    ("POST", "/games/{id}/abort/"),
     ("POST", "/games/{id}/rematch/"),
     ("GET", "/accounts/login/"),
     ("POST", "/accounts/login/"),
@@ -259,11 +269,17 @@ def world(alice, bob, carol, make_user):
     finished = services.create_game(creator=alice, opponent=bob)
     play_cells(finished, (0, 0), (1, 0), (0, 1), (1, 1), (0, 2))
     self_play = services.create_game(creator=carol, opponent=carol)
+    abortable = services.create_game(creator=bob, opponent=carol)
+    play_cells(abortable, (2, 2))  # bob (X) moved, carol has not
+    aborted = services.create_game(creator=carol, opponent=alice)
+    services.abort(game_id=aborted.pk, user=alice)
     return {
         "in progress": in_progress.pk,
         "finished": finished.pk,
         "open": services.create_game(creator=carol).pk,
         "self-play": self_play.pk,
+        "abortable": abortable.pk,
+        "aborted": aborted.pk,
         "missing": 0,
         "huge": 10**30,
     }

@@ -2,8 +2,9 @@
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.utils import timezone
 
-from games import services
+from games import integrity, services
 from games.models import Game, Move, PlayerRecord, PlayerResult
 
 
@@ -76,3 +77,51 @@ def test_a_missing_record_is_reported(some_games, bob, capsys):
     out = capsys.readouterr().out
     assert f"player {bob.pk}: record o_losses is 0 but the results give 1" in out
     assert f"player {bob.pk}: record x_forfeits is 0 but the results give 1" in out
+
+
+@pytest.fixture
+def aborted_games(game, play, alice, bob, carol):
+    services.abort(game_id=game.pk, user=bob)  # no moves
+    one_move = play(services.create_game(creator=bob, opponent=alice), (1, 1))
+    services.abort(game_id=one_move.pk, user=bob)
+    services.abort(game_id=services.create_game(creator=carol).pk, user=carol)
+    solo = play(services.create_game(creator=carol, opponent=carol), (0, 0))
+    services.abort(game_id=solo.pk, user=carol)
+    return one_move
+
+
+def test_aborted_games_pass(aborted_games, capsys):
+    call_command("check_games")
+    assert "4 game(s) checked: all consistent." in capsys.readouterr().out
+
+
+def test_an_aborted_game_counted_as_a_result_is_reported(aborted_games, bob, capsys):
+    PlayerResult.objects.filter(game=aborted_games, player=bob).update(outcome="win")
+    with pytest.raises(CommandError, match=r"2 problem\(s\) found"):
+        call_command("check_games")
+    out = capsys.readouterr().out
+    assert f"game {aborted_games.pk}: player results [" in out
+    assert f"player {bob.pk}: record x_wins is 0 but the results give 1" in out
+
+
+def test_an_aborted_game_with_two_moves_is_reported(alice, bob, carol):
+    """The database refuses such a row (game_aborted_early); check_games finds
+    it on its own all the same."""
+    game = Game(
+        pk=1,
+        player_x=alice,
+        player_o=bob,
+        status="aborted",
+        board="X---O----",
+        move_count=2,
+        move_order="04",
+        aborted_by=bob,
+        finished_at=timezone.now(),
+    )
+    moves = [(1, 0, 0, "X"), (2, 1, 1, "O")]
+    assert integrity.game_violations(game, moves) == ["aborted after 2 moves"]
+    game.aborted_by = carol
+    assert integrity.game_violations(game, moves) == [
+        "aborted after 2 moves",
+        "aborted by someone who is not a player",
+    ]

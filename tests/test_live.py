@@ -602,3 +602,34 @@ def test_a_move_through_one_server_process_reaches_a_stream_on_another(
             process.terminate()
         for process in servers:
             process.wait(timeout=30)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_abort_reaches_the_game_stream_and_the_other_players_lobby(
+    alice, bob, carol, client_for
+):
+    game = services.create_game(creator=alice, opponent=bob, side="x")
+    move(game, alice, 0, 0)
+    open_game = services.create_game(creator=alice, opponent=None)
+    bob_cookie = sessionid(client_for(bob))
+    carol_cookie = sessionid(client_for(carol))
+
+    async def scenario():
+        game_stream = Stream(f"/games/{game.pk}/events/?v=2", cookie=bob_cookie)
+        bob_lobby = Stream("/lobby/events/", cookie=bob_cookie)
+        carol_lobby = Stream("/lobby/events/", cookie=carol_cookie)
+        for stream in (game_stream, bob_lobby, carol_lobby):
+            assert (await stream.response())[0] == 200
+        await in_thread(services.abort, game_id=game.pk, user=alice)
+        aborted = await game_stream.event()
+        bob_heard = await bob_lobby.event()
+        # carol is in neither game: she hears the open game's withdrawal.
+        await in_thread(services.abort, game_id=open_game.pk, user=alice)
+        carol_heard = await carol_lobby.event()
+        for stream in (game_stream, bob_lobby, carol_lobby):
+            await stream.close()
+        return aborted, bob_heard, carol_heard
+
+    aborted, bob_heard, carol_heard = run(scenario())
+    assert aborted == {"id": "3", "data": "3"}
+    assert bob_heard == carol_heard == {"event": "lobby", "data": "refresh"}

@@ -5,7 +5,7 @@ from django.db import DataError, IntegrityError, transaction
 from django.utils import timezone
 
 from games import services
-from games.models import Game, Move, Series
+from games.models import Game, Move, Series, turn_of
 
 
 def rejected_by_database(write) -> bool:
@@ -131,3 +131,85 @@ def test_marks_for_each_kind_of_viewer(game, alice, bob, carol):
     assert game.marks_for(carol) == []
     solo = services.create_game(creator=carol, opponent=carol)
     assert solo.marks_for(carol) == ["X", "O"]
+
+
+# -- aborted games ------------------------------------------------------------
+
+
+def test_aborted_game_constraints(started, game, alice, bob, carol, play):
+    now = timezone.now()
+    aborted = {"status": "aborted", "finished_at": now}
+    assert rejected_by_database(_update(started, **aborted))  # nobody aborted it
+    assert rejected_by_database(_update(started, **aborted, aborted_by=carol))
+    assert rejected_by_database(_update(started, aborted_by=alice))  # still running
+    assert rejected_by_database(_update(started, created_by=carol))
+    assert not rejected_by_database(_update(started, **aborted, aborted_by=bob))
+    two_moves = play(services.create_game(creator=alice, opponent=bob), (0, 0), (1, 1))
+    assert rejected_by_database(_update(two_moves, **aborted, aborted_by=alice))
+    withdrawn = services.abort(
+        game_id=services.create_game(creator=alice, side="o").pk, user=alice
+    )
+    assert rejected_by_database(_update(withdrawn, aborted_by=bob))
+    # An open game withdrawn has one player and no moves.
+    assert rejected_by_database(
+        _update(withdrawn, board="X--------", move_count=1, move_order="0")
+    )
+
+
+# -- queries that apply a rule --------------------------------------------------
+
+
+@pytest.fixture
+def games_at_every_move_count(alice, bob, carol, settings):
+    """Games between alice, bob and carol (and alice alone), each side started
+    by either, at every move count from 0 to 8."""
+    settings.GAMES_MAX_UNSTARTED_PER_USER = 100
+    settings.GAMES_MAX_UNSTARTED_PER_OPPONENT = 100
+    order = [(0, 0), (0, 1), (0, 2), (1, 1), (1, 0), (1, 2), (2, 1), (2, 0), (2, 2)]
+    games = []
+    for creator, opponent in (
+        (alice, bob),
+        (bob, alice),
+        (carol, alice),
+        (alice, alice),
+    ):
+        for side in ("x", "o"):
+            for count in range(9):
+                game = services.create_game(
+                    creator=creator, opponent=opponent, side=side
+                )
+                for row, col in order[:count]:
+                    game.refresh_from_db()
+                    mover = game.player_for(game.next_mark)
+                    services.play_move(game_id=game.pk, user=mover, row=row, col=col)
+                game.refresh_from_db()
+                games.append(game)
+    return games
+
+
+def test_my_turn_sql_matches_the_turn_rule(games_at_every_move_count, alice, bob):
+    for user in (alice, bob):
+        by_rule = {
+            game.pk for game in games_at_every_move_count if game.is_turn_of(user)
+        }
+        by_sql = set(Game.objects.filter(turn_of(user)).values_list("pk", flat=True))
+        lobby = {game.pk for game in Game.objects.for_lobby(user) if game.my_turn}
+        assert by_sql == by_rule == lobby
+        assert by_rule  # the check compares something
+
+
+def test_new_games_are_those_someone_else_started_before_you_moved(
+    games_at_every_move_count, alice
+):
+    def unmoved(game):
+        return not any(mark in game.board for mark in game.marks_for(alice))
+
+    expected = {
+        game.pk
+        for game in games_at_every_move_count
+        if game.is_player(alice) and game.created_by_id != alice.pk and unmoved(game)
+    }
+    new = {game.pk for game in Game.objects.for_lobby(alice) if game.is_new}
+    assert new == expected
+    # bob and carol each: alice as O at 0 and 1 moves, alice as X at 0 moves.
+    assert len(expected) == 6

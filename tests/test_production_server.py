@@ -15,7 +15,7 @@ from collections import Counter
 import pytest
 
 from .served import PRODUCTION_ENV, ROOT, ServedApp, fresh_database
-from .storm import Player, Storm
+from .storm import Player, Storm, at_once
 
 GAMES = 20
 FINISHED = {"x_won", "o_won", "draw", "x_forfeits", "o_forfeits"}
@@ -222,3 +222,39 @@ def test_make_serve_refuses_to_start_without_a_secret_key():
     assert "make serve runs the production server and needs DJANGO_SECRET_KEY" in (
         result.stderr
     )
+
+
+def test_simultaneous_creates_cannot_exceed_the_challenge_limits(server):
+    """GAMES_MAX_UNSTARTED_PER_OPPONENT (3) and GAMES_MAX_UNSTARTED_PER_USER (10),
+    the defaults: requests released together by a barrier, across the server's
+    worker processes, still create no more games than the limits allow."""
+    names = ["flooder", *(f"target{index:02}" for index in range(12))]
+    flooder = server.browser(server.sessions_for(names)["flooder"])
+    assert flooder.get("/").status == 200  # the CSRF cookie
+    responses = []
+
+    def create(opponent: str):
+        return lambda: responses.append(
+            flooder.post("/games/new/", {"opponent": opponent, "side": "x"})
+        )
+
+    at_once([create("target00") for _ in range(8)])
+    assert sorted(r.status for r in responses) == [302] * 3 + [429] * 5
+    refused = next(r for r in responses if r.status == 429)
+    assert "You already have 3 games against target00" in refused.text
+
+    responses.clear()
+    at_once([create(f"target{index:02}") for index in range(1, 12)])
+    # 3 unanswered games already: 7 more reach the limit of 10, 4 are refused.
+    assert sorted(r.status for r in responses) == [302] * 7 + [429] * 4
+    refused = next(r for r in responses if r.status == 429)
+    assert "You already have 10 games in which your opponent has not moved" in (
+        refused.text
+    )
+
+    games, _ = server.stored()
+    created = next(r for r in responses if r.status == 302).headers["Location"]
+    game_id = int(re.fullmatch(r"/games/(\d+)/", created)[1])
+    flooder_id = next(game["created_by"] for game in games if game["id"] == game_id)
+    assert sum(game["created_by"] == flooder_id for game in games) == 10
+    assert_clean_log(server)

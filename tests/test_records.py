@@ -6,7 +6,6 @@ from django.urls import reverse
 
 from games import records, rules, services
 from games.models import PlayerRecord, PlayerResult
-from games.results import result_rows
 
 from .conftest import DRAW, X_WINS_ROW_0, forfeit_now, new_game
 
@@ -25,8 +24,9 @@ def test_outcome_for_each_status_and_side():
         R.WIN,
         R.FORFEIT,
     )
-    with pytest.raises(ValueError, match="not over"):
-        outcome(S.IN_PROGRESS, M.X)
+    for no_result in (S.IN_PROGRESS, S.ABORTED):
+        with pytest.raises(ValueError, match="has no result"):
+            outcome(no_result, M.X)
 
 
 def test_each_finished_game_gets_its_rows(history, alice, bob):
@@ -195,10 +195,18 @@ def test_player_page_query_count_does_not_grow(
     assert response.context["record"].total.played == 29
 
 
-def test_result_rows_match_check_games(history):
-    for game in history.values():
-        stored = sorted(
-            game.results.values_list("player", "opponent", "mark", "outcome")
-        )
-        expected = result_rows(game.player_x_id, game.player_o_id, game.status)
-        assert stored == sorted(tuple(row) for row in expected)
+def test_each_game_of_the_history_has_exactly_its_rows(history, alice, bob, carol):
+    a, b, c = alice.pk, bob.pk, carol.pk
+    expected = {
+        "win_as_x": {(a, b, "X", "win"), (b, a, "O", "loss")},
+        "draw_as_o": {(b, a, "X", "draw"), (a, b, "O", "draw")},
+        "forfeit_as_x": {(a, b, "X", "forfeit"), (b, a, "O", "win")},
+        "win_as_o": {(c, a, "X", "loss"), (a, c, "O", "win")},
+        "self_play": {(a, a, "", "self_play")},
+        "bob_forfeits": {(b, a, "X", "forfeit"), (a, b, "O", "win")},
+    }
+    stored = {
+        name: set(game.results.values_list("player", "opponent", "mark", "outcome"))
+        for name, game in history.items()
+    }
+    assert stored == expected

@@ -201,3 +201,66 @@ def test_forfeit_is_legal_exactly_on_your_turn_of_a_running_game(attempts, mark)
         ended = state.forfeit(mark)
         assert ended.winner is mark.other
         assert ended.board == state.board
+
+
+def test_abort_is_allowed_until_both_sides_have_moved():
+    for cells in ([], [(0, 0)]):
+        state = GameState(Board.from_moves(cells))
+        assert state.can_abort
+        ended = state.abort()
+        assert ended.status is Status.ABORTED
+        assert ended.winner is None
+        assert ended.board == state.board
+        assert ended.status.is_over
+        assert not ended.status.has_result
+    late = GameState(Board.from_moves([(0, 0), (1, 1)]))
+    assert not late.can_abort
+    with pytest.raises(rules.TooLateToAbort) as refused:
+        late.abort()
+    assert refused.value.message == (
+        "Two moves have been played: finish the game or forfeit on your turn."
+    )
+
+
+def test_an_ended_game_cannot_be_aborted():
+    forfeited = GameState().forfeit(Mark.X)
+    aborted = GameState().abort()
+    for state in (forfeited, aborted):
+        assert not state.can_abort
+        with pytest.raises(rules.GameOver, match="nothing left to abort"):
+            state.abort()
+    with pytest.raises(rules.GameOver):
+        aborted.play(0, 0)
+    with pytest.raises(ValueError, match="cannot abort"):
+        GameState(Board.from_moves([(0, 0), (1, 1)]), Status.ABORTED)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(cells, max_size=12))
+def test_abort_is_legal_exactly_before_the_second_move(attempts):
+    state = GameState()
+    for row, col in attempts:
+        with contextlib.suppress(rules.MoveRejected):
+            state = state.play(row, col)
+    if state.status.is_over or state.board.move_count >= 2:
+        with pytest.raises(rules.Rejected):
+            state.abort()
+    else:
+        assert state.abort().status is Status.ABORTED
+
+
+def test_whose_turn_by_move_count_matches_the_board():
+    """to_move and its set form (what the lobby's SQL uses) agree with a board
+    replayed move by move; X's first move is at 0 moves, O's at 1."""
+    order = [(0, 0), (1, 1), (0, 1), (0, 2), (2, 0), (1, 0), (1, 2), (2, 1), (2, 2)]
+    for count in range(9):
+        board = Board.from_moves(order[:count])
+        assert rules.to_move(count) is board.next_mark
+        assert count in rules.move_counts_to_move(board.next_mark)
+        assert count not in rules.move_counts_to_move(board.next_mark.other)
+    assert rules.move_counts_to_move(Mark.X) == (0, 2, 4, 6, 8)
+    assert rules.move_counts_to_move(Mark.O) == (1, 3, 5, 7)
+    assert (rules.moves_before_first(Mark.X), rules.moves_before_first(Mark.O)) == (
+        0,
+        1,
+    )

@@ -5,8 +5,9 @@ import logging
 import pytest
 from django.test import override_settings
 
-from games import events, rules, services
-from games.models import Game, Move, Series
+from games import events, records, rules, services
+from games.models import Game, Move, PlayerRecord, Series
+from games.results import COUNTERS
 
 from .conftest import snapshot_tables
 
@@ -63,7 +64,9 @@ def test_create_open_game_waits_for_an_opponent(alice):
     assert game.series is None
 
 
-def test_create_random_side_picks_one(alice, bob):
+def test_create_random_side_picks_one(alice, bob, settings):
+    settings.GAMES_MAX_UNSTARTED_PER_USER = 40
+    settings.GAMES_MAX_UNSTARTED_PER_OPPONENT = 40
     sides = {
         services.create_game(creator=alice, opponent=bob, side="random").player_x
         for _ in range(40)
@@ -393,3 +396,212 @@ def test_join_and_forfeit_events(
     assert received[0][1]["player_o"] is None
     assert (received[1][1]["player"], received[1][1]["mark"]) == (bob, "O")
     assert (received[2][1]["status"], received[2][1]["winner"]) == ("x_forfeits", "O")
+
+
+# -- abort ----------------------------------------------------------------
+
+TOO_LATE = "Two moves have been played: finish the game or forfeit on your turn."
+
+
+@pytest.mark.parametrize("moves", [0, 1])
+@pytest.mark.parametrize("aborter", ["alice", "bob"])
+def test_either_player_may_abort_before_both_have_moved(
+    game, alice, bob, play, moves, aborter, received, django_capture_on_commit_callbacks
+):
+    play(game, *[(0, 0), (1, 1)][:moves])
+    user = {"alice": alice, "bob": bob}[aborter]
+    series_before = Series.objects.values().get(pk=game.series_id)
+    with django_capture_on_commit_callbacks(execute=True):
+        aborted = services.abort(game_id=game.pk, user=user)
+    stored = Game.objects.get(pk=game.pk)
+    assert (stored.status, stored.aborted_by, stored.move_count) == (
+        "aborted",
+        user,
+        moves,
+    )
+    assert stored.finished_at is not None
+    assert stored.winning_line is None
+    assert stored.version == aborted.version == game.version + moves + 1
+    assert received == [
+        (
+            "game_ended",
+            {"sender": Game, "game": aborted, "status": "aborted", "winner": None},
+        )
+    ]
+    # Listed for both players, counted nowhere.
+    assert set(stored.results.values_list("player", "opponent", "mark", "outcome")) == {
+        (alice.pk, bob.pk, "X", "aborted"),
+        (bob.pk, alice.pk, "O", "aborted"),
+    }
+    assert Series.objects.values().get(pk=game.series_id) == series_before
+    assert not PlayerRecord.objects.filter(player__in=[alice, bob]).exclude(
+        **dict.fromkeys(COUNTERS, 0)
+    )
+
+
+def test_abort_is_refused_once_both_have_moved(game, alice, bob, carol, play):
+    play(game, (0, 0), (1, 1))
+    for user in (alice, bob):
+        assert_rejected(
+            rules.TooLateToAbort,
+            lambda user=user: services.abort(game_id=game.pk, user=user),
+            TOO_LATE,
+        )
+    assert_rejected(
+        services.NotAPlayer,
+        lambda: services.abort(game_id=game.pk, user=carol),
+        "You are not a player in this game.",
+    )
+    assert_rejected(
+        services.GameNotFound, lambda: services.abort(game_id=10**6, user=alice)
+    )
+
+
+def test_a_finished_or_aborted_game_cannot_be_aborted(game, alice, bob, play):
+    services.abort(game_id=game.pk, user=alice)
+    assert_rejected(
+        rules.GameOver,
+        lambda: services.abort(game_id=game.pk, user=bob),
+        "The game is over: there is nothing left to abort.",
+    )
+    assert_rejected(
+        rules.GameOver,
+        lambda: services.play_move(game_id=game.pk, user=alice, row=0, col=0),
+    )
+    assert_rejected(
+        rules.GameOver, lambda: services.forfeit(game_id=game.pk, user=alice)
+    )
+
+
+def test_third_user_cannot_abort_at_zero_moves(game, carol):
+    assert_rejected(
+        services.NotAPlayer,
+        lambda: services.abort(game_id=game.pk, user=carol),
+        "You are not a player in this game.",
+    )
+
+
+def test_the_creator_withdraws_an_open_game(alice, bob):
+    open_game = services.create_game(creator=alice, side="o")
+    assert_rejected(
+        services.NotAPlayer, lambda: services.abort(game_id=open_game.pk, user=bob)
+    )
+    services.abort(game_id=open_game.pk, user=alice)
+    stored = Game.objects.get(pk=open_game.pk)
+    assert (stored.status, stored.player_x, stored.player_o) == ("aborted", None, alice)
+    assert list(
+        stored.results.values_list("player", "opponent", "mark", "outcome")
+    ) == [(alice.pk, None, "O", "aborted")]
+    assert_rejected(
+        rules.GameOver,
+        lambda: services.join_game(game_id=open_game.pk, user=bob),
+        "This game was aborted: it cannot be joined.",
+    )
+    assert_rejected(
+        services.NoOpponent,
+        lambda: services.rematch(game_id=open_game.pk, user=alice),
+        "Nobody joined this game: start a new one from the lobby.",
+    )
+
+
+def test_self_play_aborts_under_the_same_rule(alice, play):
+    solo = services.create_game(creator=alice, opponent=alice)
+    play(solo, (0, 0))
+    services.abort(game_id=solo.pk, user=alice)
+    stored = Game.objects.get(pk=solo.pk)
+    assert stored.status == "aborted"
+    assert list(
+        stored.results.values_list("player", "opponent", "mark", "outcome")
+    ) == [(alice.pk, alice.pk, "", "aborted")]
+    late = services.create_game(creator=alice, opponent=alice)
+    play(late, (0, 0), (1, 1))
+    assert_rejected(
+        rules.TooLateToAbort,
+        lambda: services.abort(game_id=late.pk, user=alice),
+        TOO_LATE,
+    )
+
+
+def test_a_rematch_follows_an_abort_with_sides_swapped(game, alice, bob):
+    services.abort(game_id=game.pk, user=bob)
+    new = services.rematch(game_id=game.pk, user=alice)
+    assert (new.player_x, new.player_o, new.created_by) == (bob, alice, alice)
+    assert new.rematch_of_id == game.pk
+    assert services.rematch(game_id=game.pk, user=bob) == new
+
+
+def test_aborts_leave_records_series_and_streaks_alone(alice, bob, play):
+    won = services.create_game(creator=alice, opponent=bob)
+    play(won, (0, 0), (1, 0), (0, 1), (1, 1), (0, 2))
+    before = (
+        list(PlayerRecord.objects.order_by("pk").values()),
+        list(Series.objects.order_by("pk").values()),
+        records.streak_of(alice),
+        records.head_to_head(alice),
+    )
+    for creator, opponent in ((alice, bob), (bob, alice)):
+        aborted = services.create_game(creator=creator, opponent=opponent)
+        services.abort(game_id=aborted.pk, user=opponent)
+    after = (
+        list(PlayerRecord.objects.order_by("pk").values()),
+        list(Series.objects.order_by("pk").values()),
+        records.streak_of(alice),
+        records.head_to_head(alice),
+    )
+    assert after == before
+    assert before[2] == records.Streak("win", 1)
+    assert before[3] == [(bob, 1, 0, 0)]
+    # Deleting games recounts from the rows: aborted rows still count nowhere.
+    services.delete_games(game_ids=[won.pk])
+    assert PlayerRecord.objects.get(player=alice).x_wins == 0
+    assert Series.objects.get().a_wins + Series.objects.get().b_wins == 0
+
+
+# -- challenge limits ----------------------------------------------------
+
+
+@override_settings(GAMES_MAX_UNSTARTED_PER_OPPONENT=2, GAMES_MAX_UNSTARTED_PER_USER=3)
+def test_unanswered_games_against_one_opponent_are_limited(alice, bob, carol, play):
+    first = services.create_game(creator=alice, opponent=bob, side="x")
+    play(first, (0, 0))  # alice moved; bob has not: still unanswered
+    services.create_game(creator=alice, opponent=bob, side="o")
+    assert_rejected(
+        services.TooManyUnstartedGames,
+        lambda: services.create_game(creator=alice, opponent=bob),
+        "You already have 2 games against bob in which they have not moved yet. "
+        "Wait for them to move, or abort one of those games.",
+    )
+    # bob may still challenge alice, and alice someone else.
+    services.create_game(creator=bob, opponent=alice)
+    services.create_game(creator=alice, opponent=carol)
+    # Once bob moves in one of them, it no longer counts.
+    play(first, (1, 1))
+    services.create_game(creator=alice, opponent=bob)
+
+
+@override_settings(GAMES_MAX_UNSTARTED_PER_OPPONENT=5, GAMES_MAX_UNSTARTED_PER_USER=2)
+def test_unanswered_games_in_all_are_limited(alice, bob, carol, make_user):
+    services.create_game(creator=alice, opponent=bob)
+    aborted = services.create_game(creator=alice, opponent=carol)
+    dave = make_user("dave")
+    assert_rejected(
+        services.TooManyUnstartedGames,
+        lambda: services.create_game(creator=alice, opponent=dave),
+        "You already have 2 games in which your opponent has not moved yet. "
+        "Wait for them to move, or abort one of those games.",
+    )
+    # Self-play, open games and games others started are not limited by it.
+    for _ in range(3):
+        services.create_game(creator=alice, opponent=alice)
+    services.create_game(creator=alice)
+    services.create_game(creator=dave, opponent=alice)
+    # An aborted game no longer counts.
+    services.abort(game_id=aborted.pk, user=carol)
+    services.create_game(creator=alice, opponent=dave)
+
+
+def test_the_limits_default_to_ten_and_three():
+    from tictactoe_site import settings as project_settings
+
+    assert project_settings.GAMES_MAX_UNSTARTED_PER_USER == 10
+    assert project_settings.GAMES_MAX_UNSTARTED_PER_OPPONENT == 3

@@ -1,6 +1,6 @@
 """Model-based test: two players, an intruder and a spectator send random actions
 through HTTP (new games, joins, moves anywhere including off the board, stale
-plies, forfeits, rematches), and after every step the app must agree with a
+plies, forfeits, aborts, rematches), and after every step the app must agree with a
 reference model built on games.rules alone: the answer's status code, and for
 every game its status, board, whose turn, winner and winning line (state.json
 for the game just acted on, the same snapshot for all others), and the stored
@@ -52,6 +52,7 @@ class ModelGame:
     o: str | None
     state: rules.GameState
     waiting: bool
+    creator: str
     rematch: int | None = None
 
     def marks_of(self, actor: str) -> list[rules.Mark]:
@@ -64,6 +65,22 @@ class ModelGame:
     @property
     def status(self) -> str:
         return "waiting" if self.waiting else self.state.status.value
+
+    def unanswered_by(self, creator: str) -> str | None:
+        """The opponent, if `creator` started this running game against someone
+        else who has not placed a mark yet; otherwise None."""
+        if self.waiting or self.state.status.is_over or self.creator != creator:
+            return None
+        if self.x == self.o:
+            return None
+        opponent, mark = (self.o, "O") if self.x == creator else (self.x, "X")
+        return None if mark in self.state.board.cells else opponent
+
+
+# The default limits (tictactoe_site.settings).
+MAX_OPEN = 5
+MAX_UNANSWERED = 10
+MAX_UNANSWERED_PER_OPPONENT = 3
 
 
 class PlayMachine(RuleBasedStateMachine):
@@ -110,16 +127,29 @@ class PlayMachine(RuleBasedStateMachine):
             for game in self.model.values()
             if game.waiting and creator in (game.x, game.o)
         )
-        if opponent is None and open_games >= 5:
+        if opponent is None and open_games >= MAX_OPEN:
+            assert response.status_code == 429
+            return multiple()
+        if self._over_the_challenge_limits(creator, opponent):
             assert response.status_code == 429
             return multiple()
         game_id = self._new_game_id(response)
         first, second = (creator, opponent) if side == "x" else (opponent, creator)
         self.model[game_id] = ModelGame(
-            first, second, rules.GameState(), waiting=opponent is None
+            first, second, rules.GameState(), waiting=opponent is None, creator=creator
         )
         self.touched = {game_id}
         return game_id
+
+    def _over_the_challenge_limits(self, creator, opponent) -> bool:
+        if opponent is None or opponent == creator:
+            return False
+        unanswered = [game.unanswered_by(creator) for game in self.model.values()]
+        unanswered = [name for name in unanswered if name is not None]
+        return (
+            len(unanswered) >= MAX_UNANSWERED
+            or unanswered.count(opponent) >= MAX_UNANSWERED_PER_OPPONENT
+        )
 
     @rule(actor=actors, game_id=games)
     def join(self, actor, game_id):
@@ -187,6 +217,20 @@ class PlayMachine(RuleBasedStateMachine):
             assert response.status_code == 302
             game.state = game.state.forfeit(game.state.board.next_mark)
 
+    @rule(actor=actors, game_id=games)
+    def abort(self, actor, game_id):
+        game = self.model[game_id]
+        response = self._post(actor, f"/games/{game_id}/abort/")
+        self.touched = {game_id}
+        if not game.marks_of(actor):
+            assert response.status_code == 403
+        elif game.state.status.is_over or game.state.board.move_count >= 2:
+            assert response.status_code == 409
+        else:
+            assert response.status_code == 302
+            game.state = rules.GameState(game.state.board, rules.Status.ABORTED)
+            game.waiting = False
+
     @rule(target=games, actor=actors, game_id=games)
     def rematch(self, actor, game_id):
         game = self.model[game_id]
@@ -195,15 +239,21 @@ class PlayMachine(RuleBasedStateMachine):
         if not game.marks_of(actor):
             assert response.status_code == 403
             return multiple()
-        if game.waiting or not game.state.status.is_over:
+        if game.waiting or not game.state.status.is_over or None in (game.x, game.o):
             assert response.status_code == 409
             return multiple()
-        new_id = self._new_game_id(response)
         if game.rematch is not None:
-            assert new_id == game.rematch  # both players land in the same one
+            assert self._new_game_id(response) == game.rematch  # the same one
             return multiple()
+        opponent = game.x if actor == game.o else game.o
+        if self._over_the_challenge_limits(actor, opponent):
+            assert response.status_code == 429
+            return multiple()
+        new_id = self._new_game_id(response)
         game.rematch = new_id
-        self.model[new_id] = ModelGame(game.o, game.x, rules.GameState(), False)
+        self.model[new_id] = ModelGame(
+            game.o, game.x, rules.GameState(), False, creator=actor
+        )
         self.touched = {game_id, new_id}
         return new_id
 

@@ -9,7 +9,7 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
 from games import services
-from games.models import Game, Move
+from games.models import Game, Move, PlayerResult
 
 from .conftest import PASSWORD, snapshot_tables
 
@@ -131,7 +131,9 @@ def test_create_against_a_named_opponent(as_alice, bob, side, x_name):
     assert game.status == "in_progress"
 
 
-def test_create_with_random_side(as_alice, bob):
+def test_create_with_random_side(as_alice, bob, settings):
+    settings.GAMES_MAX_UNSTARTED_PER_USER = 30
+    settings.GAMES_MAX_UNSTARTED_PER_OPPONENT = 30
     for _ in range(30):
         assert (
             as_alice.post(
@@ -491,7 +493,7 @@ def test_lobby_lists_your_turn_first_and_results(as_alice, alice, bob, carol, pl
     waiting_on_bob = services.create_game(creator=alice, opponent=bob)
     services.play_move(game_id=waiting_on_bob.pk, user=alice, row=0, col=0)
     my_turn = services.create_game(creator=carol, opponent=alice, side="x")
-    services.play_move(game_id=my_turn.pk, user=carol, row=0, col=0)
+    play(my_turn, (0, 0), (1, 1), (0, 1))
     finished = services.create_game(creator=alice, opponent=carol)
     services.forfeit(game_id=finished.pk, user=alice)
     page = text(as_alice.get("/"))
@@ -499,30 +501,71 @@ def test_lobby_lists_your_turn_first_and_results(as_alice, alice, bob, carol, pl
     assert page.index(f">Game {my_turn.pk}<") < page.index(
         f">Game {waiting_on_bob.pk}<"
     )
+    assert f'<a href="/games/{my_turn.pk}/">Game {my_turn.pk}</a>' in page
     assert '<a href="/players/carol/">carol</a> (X)' in page
     assert "Your turn." in page
     assert "Waiting for bob (O)." in page
     assert "carol (O) wins: alice (X) forfeited." in page
+    assert "started a game against you" not in page
 
 
-def test_lobby_paginates_finished_games(as_alice, alice, bob):
+def test_lobby_marks_new_games_with_play_and_abort(
+    as_alice, as_bob, alice, bob, carol, play
+):
+    new = services.create_game(creator=carol, opponent=alice, side="x")
+    services.play_move(game_id=new.pk, user=carol, row=0, col=0)
+    new_as_x = services.create_game(creator=bob, opponent=alice, side="o")
+    answered = services.create_game(creator=bob, opponent=alice, side="o")
+    play(answered, (1, 1))
+    own = services.create_game(creator=alice, opponent=bob, side="o")
+    page = text(as_alice.get("/"))
+    assert page.count("started a game against you.") == 2
+    assert "carol started a game against you." in page
+    assert "bob started a game against you." in page
+    for game in (new, new_as_x):
+        assert f'href="/games/{game.pk}/">Play game {game.pk}</a>' in page
+        assert f'action="/games/{game.pk}/abort/"' in page
+    # New games come first, after none of alice's turns (there are none here).
+    assert page.index(f">Game {new_as_x.pk}<") < page.index(f">Game {answered.pk}<")
+    for game in (answered, own):
+        assert f"Play game {game.pk}" not in page
+        assert f'action="/games/{game.pk}/abort/"' not in page
+    # bob started `own`? No: alice did, so for bob it is new (he is X, unmoved).
+    assert f"Play game {own.pk}" in text(as_bob.get("/"))
+    assert "alice started a game against you." in text(as_bob.get("/"))
+
+    response = as_alice.post(f"/games/{new.pk}/abort/")
+    assert response.status_code == 302
+    assert Game.objects.get(pk=new.pk).status == "aborted"
+    assert "carol started a game against you." not in text(as_alice.get("/"))
+
+
+def test_lobby_continues_finished_games_in_the_archive(as_alice, alice, bob):
     for _ in range(25):
         services.forfeit(
             game_id=services.create_game(creator=alice, opponent=bob).pk, user=alice
         )
+    oldest_shown = PlayerResult.objects.filter(player=alice).order_by("-id")[19]
     first = text(as_alice.get("/"))
     assert first.count("forfeited.") == 20
-    assert 'href="?page=2"' in first
-    second = text(as_alice.get("/?page=2"))
-    assert second.count("forfeited.") == 5
-    assert 'href="?page=1"' in second
-    assert as_alice.get("/?page=abc").status_code == 200
+    older = f'href="/games/archive/?before={oldest_shown.pk}" rel="next"'
+    assert older in first
+    rest = as_alice.get(f"/games/archive/?before={oldest_shown.pk}")
+    assert rest.status_code == 200
+    assert len(rest.context["results"]) == 5
+    # The lobby has one scheme: no ?page= offsets of its own.
+    assert "?page=" not in first
 
 
 # -- query counts ---------------------------------------------------------
 
 
-def _many_games(alice, bob, count):
+def _many_games(alice, bob, count, settings):
+    settings.GAMES_MAX_UNSTARTED_PER_USER = (
+        settings.GAMES_MAX_UNSTARTED_PER_OPPONENT
+    ) = (
+        count + 2  # and the test's own game
+    )
     for _ in range(count):
         game = services.create_game(creator=alice, opponent=bob)
         services.play_move(game_id=game.pk, user=alice, row=0, col=0)
@@ -537,7 +580,7 @@ def test_game_page_queries_do_not_grow(
     as_bob, game, alice, bob, play, django_assert_num_queries, extra_games, settings
 ):
     settings.GAMES_MAX_OPEN_PER_USER = 100
-    _many_games(alice, bob, extra_games)
+    _many_games(alice, bob, extra_games, settings)
     play(game, (0, 0), (1, 1), (0, 1), (2, 2), (0, 2))  # a long, finished game
     # session, user, game (players and series joined)
     with django_assert_num_queries(3):
@@ -551,7 +594,7 @@ def test_lobby_queries_do_not_grow(
     as_alice, alice, bob, django_assert_num_queries, extra_games, settings
 ):
     settings.GAMES_MAX_OPEN_PER_USER = 100
-    _many_games(alice, bob, extra_games)
+    _many_games(alice, bob, extra_games, settings)
     # session, user, your games, open games, finished games
     with django_assert_num_queries(5):
         assert as_alice.get("/").status_code == 200
@@ -595,3 +638,214 @@ def test_game_page_query_uses_an_index_after_analyze(as_bob, alice, bob):
     # such as this test's one series row may be scanned: that is cheaper).
     assert "SCAN T5" not in plan, plan
     assert "SCAN games_game" not in plan, plan
+
+
+# -- abort ----------------------------------------------------------------
+
+ABORT_FORM = re.compile(r'<form method="post" action="/games/(\d+)/abort/">')
+
+
+def test_abort_button_without_confirmation_before_any_move(as_alice, as_carol, game):
+    page = text(as_alice.get(f"/games/{game.pk}/"))
+    assert len(ABORT_FORM.findall(page)) == 1
+    assert '<button type="submit" class="button">Abort</button>' in page
+    assert "<summary>Abort…</summary>" not in page
+    assert not ABORT_FORM.search(text(as_carol.get(f"/games/{game.pk}/")))
+
+
+def test_abort_asks_for_confirmation_after_one_move(as_alice, as_bob, game, play):
+    play(game, (0, 0))
+    for client in (as_alice, as_bob):
+        page = text(client.get(f"/games/{game.pk}/"))
+        assert "<summary>Abort…</summary>" in page
+        assert "Yes, abort this game" in page
+    play(game, (1, 1))
+    for client in (as_alice, as_bob):
+        assert not ABORT_FORM.search(text(client.get(f"/games/{game.pk}/")))
+
+
+def test_an_aborted_game_says_who_and_offers_a_rematch(as_alice, as_bob, game, play):
+    play(game, (0, 0))
+    response = as_bob.post(f"/games/{game.pk}/abort/")
+    assert response.status_code == 302
+    assert response["Location"] == f"/games/{game.pk}/"
+    alice_page = text(as_alice.get(f"/games/{game.pk}/"))
+    assert "Aborted by bob." in alice_page
+    assert "Rematch (sides swapped)" in alice_page
+    assert "1. X (0, 0)" in alice_page  # kept, with its moves
+    assert not ABORT_FORM.search(alice_page)
+    assert "Aborted by you." in text(as_bob.get(f"/games/{game.pk}/"))
+    rematch = as_alice.post(f"/games/{game.pk}/rematch/")
+    assert rematch.status_code == 302
+    new = Game.objects.get(rematch_of=game)
+    assert (new.player_x, new.player_o) == (game.player_o, game.player_x)
+
+
+def test_abort_refusals_change_nothing(as_alice, as_carol, client, game, play):
+    play(game, (0, 0), (1, 1))
+    before = snapshot_tables()
+    late = as_alice.post(f"/games/{game.pk}/abort/")
+    assert late.status_code == 409
+    assert (
+        "Two moves have been played: finish the game or forfeit on your turn."
+        in text(late)
+    )
+    stranger = as_carol.post(f"/games/{game.pk}/abort/")
+    assert stranger.status_code == 403
+    assert "You are not a player in this game." in text(stranger)
+    anonymous = client.post(f"/games/{game.pk}/abort/")
+    assert anonymous.status_code == 302
+    assert anonymous["Location"] == f"/accounts/login/?next=/games/{game.pk}/abort/"
+    wrong_method = as_alice.get(f"/games/{game.pk}/abort/")
+    assert wrong_method.status_code == 405
+    assert wrong_method["Allow"] == "POST"
+    missing = as_alice.post("/games/424242/abort/")
+    assert missing.status_code == 404
+    assert snapshot_tables() == before
+
+
+def test_abort_needs_the_csrf_token(alice, game):
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(alice)
+    before = snapshot_tables()
+    response = client.post(f"/games/{game.pk}/abort/")
+    assert response.status_code == 403
+    assert snapshot_tables() == before
+
+
+def test_state_json_of_an_aborted_game(as_bob, game, alice, play):
+    play(game, (0, 0))
+    services.abort(game_id=game.pk, user=alice)
+    state = as_bob.get(f"/games/{game.pk}/state.json").json()
+    assert {
+        key: state[key]
+        for key in ("status", "winner", "winning_line", "current_player", "ply")
+    } == {
+        "status": "aborted",
+        "winner": None,
+        "winning_line": None,
+        "current_player": None,
+        "ply": 1,
+    }
+    assert state["moves"] == [{"sequence_number": 1, "player": "X", "row": 0, "col": 0}]
+
+
+def test_an_open_game_is_withdrawn_by_its_creator(as_alice, as_bob, alice):
+    open_game = services.create_game(creator=alice)
+    page = text(as_alice.get(f"/games/{open_game.pk}/"))
+    assert "Abort (withdraw this open game)" in page
+    assert as_alice.post(f"/games/{open_game.pk}/abort/").status_code == 302
+    assert f"Join game {open_game.pk}" not in text(as_bob.get("/"))
+    gone = as_bob.post(f"/games/{open_game.pk}/join/")
+    assert gone.status_code == 409
+    assert "This game was aborted: it cannot be joined." in text(gone)
+    page = text(as_alice.get(f"/games/{open_game.pk}/"))
+    assert "Aborted by you." in page
+    assert "Rematch" not in page
+
+
+# -- challenge limits -------------------------------------------------------
+
+
+def test_challenge_limits_are_a_429_with_a_message(as_alice, bob, carol, settings):
+    settings.GAMES_MAX_UNSTARTED_PER_OPPONENT = 1
+    settings.GAMES_MAX_UNSTARTED_PER_USER = 2
+    assert as_alice.post("/games/new/", {"opponent": "bob"}).status_code == 302
+    again = as_alice.post("/games/new/", {"opponent": "bob"})
+    assert again.status_code == 429
+    assert (
+        "You already have 1 games against bob in which they have not moved yet."
+        in text(again)
+    )
+    assert as_alice.post("/games/new/", {"opponent": "carol"}).status_code == 302
+    before = snapshot_tables()
+    third = as_alice.post("/games/new/", {"opponent": "alice2"})
+    assert third.status_code == 400  # no such player: parsed before the limits
+    get_user_model().objects.create_user("dave", password=PASSWORD)
+    full = as_alice.post("/games/new/", {"opponent": "dave"})
+    assert full.status_code == 429
+    assert "You already have 2 games in which your opponent has not moved" in text(full)
+    assert snapshot_tables() == before
+    assert as_alice.post("/games/new/", {"opponent": "alice"}).status_code == 302
+
+
+# -- lobby queries ----------------------------------------------------------
+
+
+def test_lobby_with_new_games_stays_at_five_queries(
+    as_alice, alice, bob, carol, make_user, django_assert_num_queries, settings
+):
+    settings.GAMES_MAX_OPEN_PER_USER = 100
+    for index in range(25):
+        opponent = make_user(f"p{index}")
+        services.create_game(creator=opponent, opponent=alice)  # new for alice
+        services.create_game(creator=opponent)  # open
+        services.forfeit(
+            game_id=services.create_game(creator=alice, opponent=opponent).pk,
+            user=alice,
+        )
+        # Finished lists show aborted games too (their rows load no more).
+        aborted = services.create_game(creator=opponent, opponent=alice)
+        services.abort(game_id=aborted.pk, user=alice)
+    services.abort(game_id=services.create_game(creator=alice).pk, user=alice)
+    # session, user, your games, open games, finished games
+    with django_assert_num_queries(5):
+        response = as_alice.get("/")
+    assert response.status_code == 200
+    assert text(response).count("started a game against you.") == 20
+    assert text(response).count("Aborted by you.") == 11  # the open game, 10 others
+    with django_assert_num_queries(5):
+        assert as_alice.get("/lobby/live/").status_code == 200
+    # The archive and the player page list the same rows without more queries.
+    with django_assert_num_queries(3):
+        assert as_alice.get("/games/archive/").status_code == 200
+
+
+# -- player pages -------------------------------------------------------------
+
+
+def test_head_to_head_lists_more_than_fifty_opponents(as_bob, alice, make_user):
+    for index in range(55):
+        opponent = make_user(f"rival{index:02}")
+        services.forfeit(
+            game_id=services.create_game(creator=opponent, opponent=alice).pk,
+            user=opponent,
+        )
+    page = text(as_bob.get("/players/alice/"))
+    for index in range(55):
+        assert f"alice 1 – 0 rival{index:02}" in page
+
+
+def test_someone_elses_self_play_reads_against_themselves(
+    as_alice, as_bob, alice, play
+):
+    solo = services.create_game(creator=alice, opponent=alice)
+    play(solo, (0, 0), (1, 0), (0, 1), (1, 1), (0, 2))
+    assert "Against yourself — X wins!" in text(as_alice.get("/players/alice/"))
+    other = text(as_bob.get("/players/alice/"))
+    assert "against themselves" in other
+    assert "Against themselves — X wins!" in other
+    assert "yourself" not in other.lower()
+    own = text(as_alice.get("/games/archive/"))
+    assert "against yourself" in own
+    assert "Against yourself — X wins!" in own
+
+
+def test_the_archive_lists_aborted_games_under_their_filter(as_alice, alice, bob):
+    aborted = services.create_game(creator=bob, opponent=alice)
+    services.abort(game_id=aborted.pk, user=bob)
+    services.forfeit(
+        game_id=services.create_game(creator=alice, opponent=bob).pk, user=alice
+    )
+    response = as_alice.get("/games/archive/", {"result": "aborted"})
+    assert response.status_code == 200
+    assert [result.game_id for result, _ in response.context["results"]] == [aborted.pk]
+    assert "Aborted by bob." in text(response)
+    assert len(as_alice.get("/games/archive/").context["results"]) == 2
+    withdrawn = services.create_game(creator=alice)
+    services.abort(game_id=withdrawn.pk, user=alice)
+    for page in ("/games/archive/?result=aborted", "/players/alice/"):
+        response = as_alice.get(page)
+        assert response.status_code == 200
+        assert "an open game nobody joined" in text(response)
+        assert "Aborted by you." in text(response)

@@ -224,6 +224,13 @@ LOGGING = {
 
 # Anti-spam: how many open (unjoined) games one user may have at once.
 GAMES_MAX_OPEN_PER_USER = int(os.environ.get("GAMES_MAX_OPEN_PER_USER", "5"))
+# Anti-flood: how many games one user may have started against other players in
+# which the opponent has not moved yet, in all and against any one opponent
+# (self-play is not limited).
+GAMES_MAX_UNSTARTED_PER_USER = int(os.environ.get("GAMES_MAX_UNSTARTED_PER_USER", "10"))
+GAMES_MAX_UNSTARTED_PER_OPPONENT = int(
+    os.environ.get("GAMES_MAX_UNSTARTED_PER_OPPONENT", "3")
+)
 
 CSRF_FAILURE_VIEW = "games.errors.csrf_failure"
 

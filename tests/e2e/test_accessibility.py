@@ -51,6 +51,11 @@ def test_no_serious_accessibility_violations(player, axe_source, artifacts):
     forfeited = services.create_game(creator=bob.user, opponent=alice.user)
     services.forfeit(game_id=forfeited.pk, user=bob.user)
     open_game = services.create_game(creator=carol.user, opponent=None)
+    # New for alice (carol moved, alice has not): marked in her lobby.
+    new_game = services.create_game(creator=carol.user, opponent=alice.user)
+    play_cells(new_game, (2, 2))
+    aborted = services.create_game(creator=alice.user, opponent=bob.user)
+    services.abort(game_id=aborted.pk, user=bob.user)
 
     report = {}
 
@@ -73,6 +78,7 @@ def test_no_serious_accessibility_violations(player, axe_source, artifacts):
     check("login with errors", visitor.page)
 
     alice.page.goto("/")
+    assert alice.page.get_by_text("carol started a game against you.").is_visible()
     check("lobby", alice.page)
     submit(alice.page, "Start game", **{"Opponent's username": "nobody"})
     assert alice.page.locator("#opponent-error").is_visible()
@@ -89,6 +95,12 @@ def test_no_serious_accessibility_violations(player, axe_source, artifacts):
     check("game forfeited", bob.page)
     alice.open_game(open_game.pk)
     check("open game", alice.page)
+    alice.open_game(new_game.pk)
+    alice.page.get_by_text("Abort…").click()  # the confirmation opens
+    check("game abortable after one move", alice.page)
+    alice.open_game(aborted.pk)
+    assert alice.page.get_by_text("Aborted by bob.").first.is_visible()
+    check("game aborted", alice.page)
     alice.page.goto(f"/games/{won.pk}/?ply=3")
     check("replay", alice.page)
     alice.page.goto("/players/alice/")

@@ -119,4 +119,5 @@ def test_close_the_account(player):
     bob.open_game(game.pk)
     expect(bob.page.get_by_role("heading", level=1)).to_contain_text("Game")
     expect(bob.page.get_by_text("alice (closed)").first).to_be_visible()
-    expect(bob.turn).to_contain_text("alice (closed) (X) forfeited")
+    # No move was played: the game is aborted (the abort rules), not forfeited.
+    expect(bob.turn).to_contain_text("Aborted by alice (closed).")

@@ -93,3 +93,30 @@ def test_moves_reach_the_other_page_without_a_reload(players):
     expect(ben.winning_cells).to_have_count(3)
     expect(ben.cell_buttons).to_have_count(0)
     assert ben.page.evaluate("window.notReloaded") is True
+
+
+def test_an_abort_reaches_the_other_players_lobby_and_page(players):
+    ann, ben = players
+    ben.page.goto("/")
+    ben.page.evaluate("window.notReloaded = true")
+    game_id = ann.start_game("ben")
+    # ben's lobby marks it as new, with Play and Abort right there.
+    expect(ben.page.get_by_text("ann started a game against you.")).to_be_visible()
+    expect(
+        ben.page.get_by_role("link", name=f"Play game {game_id}", exact=True)
+    ).to_be_visible()
+    expect(
+        ben.page.get_by_role("button", name=f"Abort game {game_id}", exact=True)
+    ).to_be_visible()
+    assert ben.page.evaluate("window.notReloaded") is True
+
+    ben.open_game(game_id)
+    ben.page.evaluate("window.notReloaded = true")
+    # No move yet: Abort needs no confirmation.
+    ann.page.get_by_role("button", name="Abort", exact=True).click()
+    expect(ann.turn).to_have_text("Aborted by you.")
+    expect(ben.turn).to_have_text("Aborted by ann.")
+    expect(
+        ben.page.get_by_role("button", name="Rematch (sides swapped)")
+    ).to_be_visible()
+    assert ben.page.evaluate("window.notReloaded") is True

@@ -48,7 +48,7 @@ def drop_unique_email_index(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("games", "0003_game_rematch_of_index"),
+        ("games", "0004_game_aborted"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
