@@ -17,6 +17,7 @@ from django.urls import reverse
 from django.utils.html import format_html
 
 from . import presentation, records, services
+from .forms import PlayerChangeForm
 from .models import Game, Move
 
 User = get_user_model()
@@ -171,12 +172,35 @@ class GameAdmin(BoundedDateHierarchy, admin.ModelAdmin):
 admin.site.unregister(User)
 
 
+class ClosedAccountFilter(admin.SimpleListFilter):
+    title = "account"
+    parameter_name = "account"
+
+    def lookups(self, request, model_admin):
+        return [("open", "Open"), ("closed", "Closed")]
+
+    def queryset(self, request, queryset):
+        if self.value() == "closed":
+            return queryset.filter(is_active=False)
+        if self.value() == "open":
+            return queryset.filter(is_active=True)
+        return queryset
+
+
 @admin.register(User)
 class PlayerAdmin(UserAdmin):
-    """The stock user admin plus the player's game record (read-only)."""
+    """The stock user admin plus the player's game record (read-only), and which
+    accounts are closed (a closed account is an inactive user: games.services)."""
 
+    form = PlayerChangeForm
     readonly_fields = [*UserAdmin.readonly_fields, "games_record"]
     fieldsets = [*UserAdmin.fieldsets, ("Games", {"fields": ["games_record"]})]
+    list_display = [*UserAdmin.list_display, "account_closed"]
+    list_filter = [ClosedAccountFilter, *UserAdmin.list_filter]
+
+    @admin.display(description="Closed", boolean=True, ordering="is_active")
+    def account_closed(self, obj) -> bool:
+        return not obj.is_active
 
     @admin.display(description="Record")
     def games_record(self, obj) -> str:

@@ -1,8 +1,13 @@
 """Input parsing only: the legality of a move is games.rules' business."""
 
 from django import forms
-from django.contrib.auth import get_user_model
-from django.contrib.auth.forms import UserCreationForm
+from django.contrib.auth import authenticate, get_user_model
+from django.contrib.auth.forms import (
+    PasswordChangeForm,
+    UserChangeForm,
+    UserCreationForm,
+)
+from django.views.decorators.debug import sensitive_variables
 
 from . import rules
 from .records import RESULT_FILTERS
@@ -79,7 +84,13 @@ class NewGameForm(forms.Form):
         return self.cleaned_data["side"] or SIDES[0]
 
     def clean_opponent(self):
-        return player_named(self.cleaned_data["opponent"].strip())
+        opponent = player_named(self.cleaned_data["opponent"].strip())
+        if opponent is not None and not opponent.is_active:
+            raise forms.ValidationError(
+                "“%(username)s” has closed their account: choose another opponent.",
+                params={"username": opponent.get_username()},
+            )
+        return opponent
 
 
 PLY_ERROR = "ply must be a whole number of moves, from 0 to the number played."
@@ -135,6 +146,120 @@ class ArchiveForm(forms.Form):
         return data
 
 
+# -- accounts ------------------------------------------------------------------
+
+EMAIL_TAKEN = "Another account already uses this email address."
+WRONG_PASSWORD = "That is not your current password."
+
+
+def email_field(label: str) -> forms.EmailField:
+    return forms.EmailField(
+        label=label,
+        required=False,
+        max_length=254,
+        help_text="Only used to send you a password-reset link; nobody sees it.",
+        widget=forms.EmailInput(attrs={"autocomplete": "email"}),
+    )
+
+
+def unique_email(email: str, *, owner=None) -> str:
+    """`email` normalised (domain in lower case), or a form error when another
+    account has it, in any case. The database enforces the same rule (a unique
+    index on LOWER(email), migration 0005_accounts): a racing sign-up still fails."""
+    if not email:
+        return ""
+    email = get_user_model().objects.normalize_email(email)
+    others = get_user_model().objects.filter(email__iexact=email)
+    if owner is not None:
+        others = others.exclude(pk=owner.pk)
+    if others.exists():
+        raise forms.ValidationError(EMAIL_TAKEN, code="email_taken")
+    return email
+
+
+@sensitive_variables("password")
+def confirm_password(request, user, password: str, message: str) -> None:
+    """A form error unless `password` is `user`'s. Checked through authenticate(),
+    so django-axes counts a wrong one as a failed login: guesses from a stolen
+    session meet the same limit (and 429 page) as guesses at the login form."""
+    confirmed = authenticate(request, username=user.get_username(), password=password)
+    if confirmed is None or confirmed.pk != user.pk:
+        raise forms.ValidationError(message, code="password_incorrect")
+
+
 class SignupForm(UserCreationForm):
+    email = email_field("Email address (optional)")
+
     class Meta(UserCreationForm.Meta):
-        fields = ["username"]
+        fields = ["username", "email"]
+
+    def clean_email(self) -> str:
+        return unique_email(self.cleaned_data["email"])
+
+
+class PasswordConfirmedForm(forms.Form):
+    """A change to `user`'s account that asks for their password again."""
+
+    password = forms.CharField(
+        label="Your current password",
+        strip=False,
+        widget=forms.PasswordInput(attrs={"autocomplete": "current-password"}),
+    )
+
+    def __init__(self, *args, user, request, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.user = user
+        self.request = request
+
+    def clean_password(self) -> str:
+        password = self.cleaned_data["password"]
+        confirm_password(self.request, self.user, password, WRONG_PASSWORD)
+        return password
+
+
+class EmailForm(PasswordConfirmedForm):
+    email = email_field("Email address")
+    field_order = ["email", "password"]
+
+    def __init__(self, *args, user, **kwargs):
+        super().__init__(*args, user=user, initial={"email": user.email}, **kwargs)
+        self.fields["email"].help_text += " Leave it blank to remove it."
+
+    def clean_email(self) -> str:
+        return unique_email(self.cleaned_data["email"], owner=self.user)
+
+    def save(self):
+        self.user.email = self.cleaned_data["email"]
+        self.user.save(update_fields=["email"])
+        return self.user
+
+
+class CloseAccountForm(PasswordConfirmedForm):
+    pass
+
+
+class CheckedPasswordChangeForm(PasswordChangeForm):
+    """Django's password change, with the old password checked like a login
+    (confirm_password)."""
+
+    def __init__(self, user, *args, request, **kwargs):
+        super().__init__(user, *args, **kwargs)
+        self.request = request
+
+    def clean_old_password(self) -> str:
+        old_password = self.cleaned_data["old_password"]
+        confirm_password(
+            self.request,
+            self.user,
+            old_password,
+            self.error_messages["password_incorrect"],
+        )
+        return old_password
+
+
+class PlayerChangeForm(UserChangeForm):
+    """The admin's user form: an email address another account has is an error
+    on the form, not a 500 from the database's unique index."""
+
+    def clean_email(self) -> str:
+        return unique_email(self.cleaned_data["email"], owner=self.instance)

@@ -48,6 +48,13 @@ def _count(field: str, mark: str):
     return Length(field) - Length(Replace(field, Value(mark), Value("")))
 
 
+def display_name(user) -> str:
+    """A player's name as pages show it: "alice", or "alice (closed)" once the
+    account is closed (closing makes the user inactive; games.services)."""
+    name = user.get_username()
+    return name if user.is_active else f"{name} (closed)"
+
+
 X_COUNT = _count("board", rules.Mark.X)
 O_COUNT = _count("board", rules.Mark.O)
 EMPTY_COUNT = _count("board", rules.EMPTY)
@@ -131,6 +138,9 @@ GAME_ROW_FIELDS = (
     "aborted_by",
     "player_x__username",
     "player_o__username",
+    # A closed account's name is shown marked (display_name).
+    "player_x__is_active",
+    "player_o__is_active",
 )
 
 
@@ -362,11 +372,11 @@ class Game(models.Model):
 
     @property
     def player_x_name(self) -> str:
-        return self.player_x.get_username() if self.player_x_id else "(open)"
+        return display_name(self.player_x) if self.player_x_id else "(open)"
 
     @property
     def player_o_name(self) -> str:
-        return self.player_o.get_username() if self.player_o_id else "(open)"
+        return display_name(self.player_o) if self.player_o_id else "(open)"
 
     @property
     def state(self) -> rules.GameState:
@@ -661,3 +671,29 @@ class PlayerRecord(models.Model):
 
     def __str__(self) -> str:
         return f"Record of {self.player_id}"
+
+
+# -- accounts ------------------------------------------------------------------
+
+
+class PasswordResetRequest(models.Model):
+    """One password-reset request, kept for the throttle window only
+    (games.throttle): counted per client address and per email address."""
+
+    client_ip = models.GenericIPAddressField(null=True, blank=True)
+    # An HMAC of the address asked for, not the address: nobody's email is
+    # stored for a request, and unknown addresses count the same as known ones.
+    address_key = models.CharField(max_length=64)
+    requested_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["client_ip", "requested_at"], name="reset_by_ip"),
+            models.Index(
+                fields=["address_key", "requested_at"], name="reset_by_address"
+            ),
+            models.Index(fields=["requested_at"], name="reset_requested_at"),
+        ]
+
+    def __str__(self) -> str:
+        return f"Password reset request {self.pk}"

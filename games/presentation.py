@@ -7,7 +7,7 @@ game page costs one query; the rules module answers every question of the game.
 from dataclasses import dataclass
 
 from . import rules
-from .models import Game, GameStatus, PlayerResult, ResultOutcome
+from .models import Game, GameStatus, PlayerResult, ResultOutcome, display_name
 from .records import Streak
 
 
@@ -73,7 +73,12 @@ def cells(game: Game, ply: int | None = None) -> list[list[Cell]]:
 
 
 def name(user) -> str:
-    return user.get_username() if user is not None else ""
+    return display_name(user) if user is not None else ""
+
+
+def username(user) -> str | None:
+    """The plain username (an identifier, as in state.json), None for nobody."""
+    return user.get_username() if user is not None else None
 
 
 def move_json(move) -> dict:
@@ -109,9 +114,19 @@ def turn_text(game: Game, viewer) -> str:
     if game.is_in_progress:
         mark = game.next_mark
         if game.is_turn_of(viewer):
-            return f"Your turn ({mark})." if game.is_self_play else "Your turn."
-        return f"Waiting for {name(game.player_for(mark))} ({mark})."
+            text = f"Your turn ({mark})." if game.is_self_play else "Your turn."
+        else:
+            text = f"Waiting for {name(game.player_for(mark))} ({mark})."
+        return text + _left_text(game)
     return result_text(game, viewer)
+
+
+def _left_text(game: Game) -> str:
+    """ " bob has left: they closed their account." for a game that stays."""
+    gone = [p for p in (game.player_x, game.player_o) if not p.is_active]
+    if not gone:
+        return ""
+    return f" {gone[0].get_username()} has left: they closed their account."
 
 
 def aborted_text(game: Game, viewer=None) -> str:
@@ -160,8 +175,8 @@ def snapshot(game: Game) -> dict:
         "current_player": game.next_mark,
         "winner": game.winner_mark,
         "winning_line": [list(cell) for cell in line] if line else None,
-        "player_x": name(game.player_x) or None,
-        "player_o": name(game.player_o) or None,
+        "player_x": username(game.player_x),
+        "player_o": username(game.player_o),
         "ply": game.move_count,
         "version": game.version,
         "board": [

@@ -136,6 +136,7 @@ def results_of(player) -> QuerySet[PlayerResult]:
             "mark",
             "outcome",
             "opponent__username",
+            "opponent__is_active",
             "game__finished_at",
             *(f"game__{field}" for field in GAME_ROW_FIELDS),
         )

@@ -73,6 +73,10 @@ class TooManyOpenGames(rules.Rejected):
     message = "You already have the maximum number of open games waiting for players."
 
 
+class PlayerLeft(rules.Rejected):
+    message = "That player has closed their account: no new games with them."
+
+
 class TooManyUnstartedGames(rules.Rejected):
     message = "You already have the maximum number of games nobody has answered."
 
@@ -243,8 +247,13 @@ def create_game(*, creator, opponent=None, side: Side = "x", rematch_of=None) ->
 
     def action() -> Game:
         if opponent is None or opponent.pk != creator.pk:
-            # Lock the creator's row so that concurrent creates count correctly.
-            get_user_model().objects.select_for_update().filter(pk=creator.pk).first()
+            # Lock the creator's row so that concurrent creates count correctly,
+            # and the opponent's, so that a game cannot start against an account
+            # being closed (close_account); in id order, against deadlocks.
+            players = {creator.pk} | ({opponent.pk} if opponent else set())
+            locked = get_user_model().objects.select_for_update().filter(pk__in=players)
+            if not all(player.is_active for player in locked.order_by("pk")):
+                raise PlayerLeft()
             if opponent is None:
                 _check_open_limit(creator)
             else:
@@ -459,3 +468,55 @@ def _recount_series(series_id: int) -> None:
         b_wins=totals["decided"] - totals["a_wins"],
         draws=totals["draws"],
     )
+
+
+# -- accounts ------------------------------------------------------------------
+
+
+def close_account(*, user) -> None:
+    """Close `user`'s account for good, in one transaction.
+
+    The user becomes inactive with no usable password and no email address:
+    Django refuses their logins and password resets, and every session of
+    theirs ends (the session hash depends on the password; inactive users are
+    logged out). The user row stays, so finished games, records and head-to-heads
+    stay and the username cannot be registered again. Each unfinished game is
+    left by the rules of `_leave`. Closing a closed account does nothing.
+    """
+
+    def action() -> None:
+        # Games first, then the account row: the order rematch takes (its game,
+        # then the players' rows in create_game), so the two cannot deadlock.
+        list(_unfinished_games(user).select_for_update(of=("self",)).values("pk"))
+        account = get_user_model().objects.select_for_update().get(pk=user.pk)
+        if not account.is_active:
+            return
+        # create_game locks both players' rows too: a game created since the
+        # first look is in this list, and none can start from here on.
+        for game_id in _unfinished_games(account).values_list("pk", flat=True):
+            _leave(game_id=game_id, user=account)
+        account.is_active = False
+        account.set_unusable_password()
+        account.email = ""
+        account.save(update_fields=["is_active", "password", "email"])
+
+    _atomic_action(action)
+
+
+def _unfinished_games(user):
+    return (
+        Game.objects.of(user)
+        .filter(status__in=[GameStatus.WAITING, GameStatus.IN_PROGRESS])
+        .order_by("pk")
+    )
+
+
+def _leave(*, game_id: int, user) -> None:
+    """A closing player leaves an unfinished game: it is aborted where the abort
+    rules allow (an open game, or fewer than two moves played), forfeited by them
+    where it is their turn; otherwise it stays, and its page says they left."""
+    game = _locked_game(game_id)
+    if game.state.can_abort:
+        abort(game_id=game_id, user=user)
+    elif game.is_turn_of(user):
+        forfeit(game_id=game_id, user=user)

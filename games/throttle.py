@@ -1,12 +1,19 @@
-"""Login throttling glue for django-axes (limits in settings: LOGIN_*, AXES_*).
+"""Login throttling glue for django-axes (limits in settings: LOGIN_*, AXES_*),
+and the password-reset throttle (PASSWORD_RESET_LIMIT).
 
-Who a client is for counting failed logins, and the page a throttled person sees.
+Who a client is for counting failed logins and reset requests, and the pages a
+throttled person sees.
 """
 
 import ipaddress
+from datetime import timedelta
 
 from django.conf import settings
 from django.shortcuts import render
+from django.utils import timezone
+from django.utils.crypto import salted_hmac
+
+from .models import PasswordResetRequest
 
 # AccessAttempt.username is a varchar(255).
 USERNAME_STORED = 255
@@ -59,5 +66,51 @@ def locked_out(request, response=None, credentials=None):
         request,
         "registration/locked_out.html",
         {"title": "Too many login attempts", "message": message},
+        status=429,
+    )
+
+
+# -- password resets ------------------------------------------------------------
+
+
+def _address_key(email: str) -> str:
+    return salted_hmac(
+        "games.throttle.reset", email.strip().lower(), algorithm="sha256"
+    ).hexdigest()
+
+
+def reset_allowed(request, email: str) -> bool:
+    """Whether a password-reset request for `email` may go ahead, and if so count
+    it: at most PASSWORD_RESET_LIMIT per client address and per email address
+    (known or not) in LOGIN_COOLOFF_MINUTES. Refused requests are not counted,
+    so the pause ends on time however often someone keeps asking."""
+    limit = settings.PASSWORD_RESET_LIMIT
+    if limit <= 0:
+        return True
+    since = timezone.now() - timedelta(minutes=settings.LOGIN_COOLOFF_MINUTES)
+    ip, key = client_ip(request), _address_key(email)
+    recent = PasswordResetRequest.objects.filter(requested_at__gte=since)
+    if recent.filter(address_key=key).count() >= limit or (
+        ip is not None and recent.filter(client_ip=ip).count() >= limit
+    ):
+        return False
+    PasswordResetRequest.objects.filter(requested_at__lt=since).delete()
+    PasswordResetRequest.objects.create(client_ip=ip, address_key=key)
+    return True
+
+
+def reset_throttled(request):
+    """The 429 page instead of another reset email."""
+    minutes = settings.LOGIN_COOLOFF_MINUTES
+    message = (
+        "Too many password-reset requests for this email address or from your "
+        f"network, so sending reset emails is paused for {minutes} "
+        f"minute{'s' if minutes != 1 else ''}. If an email is on its way, use "
+        "the link in it; otherwise wait and try again."
+    )
+    return render(
+        request,
+        "registration/locked_out.html",
+        {"title": "Too many reset requests", "message": message},
         status=429,
     )

@@ -5,16 +5,16 @@ README documents; it never changes a stored game (the services guarantee that).
 """
 
 from django.contrib import messages
-from django.contrib.auth import get_user_model, login
+from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpResponse, HttpResponseRedirect, JsonResponse
+from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.utils.http import url_has_allowed_host_and_scheme, urlencode
+from django.utils.http import urlencode
 
 from . import presentation, records, rules, services
-from .forms import ArchiveForm, MoveForm, NewGameForm, ReplayForm, SignupForm
-from .http import get_only, get_or_post, post_only
+from .forms import ArchiveForm, MoveForm, NewGameForm, ReplayForm
+from .http import get_only, post_only
 from .models import Game
 
 LOBBY_PAGE_SIZE = 20
@@ -317,32 +317,3 @@ def archive(request):
         "filtered": bool(query),
     }
     return render(request, "games/archive.html", context)
-
-
-@get_or_post
-def signup(request):
-    next_url = request.POST.get("next") or request.GET.get("next") or ""
-    if not url_has_allowed_host_and_scheme(
-        next_url, allowed_hosts={request.get_host()}, require_https=request.is_secure()
-    ):
-        next_url = ""
-    # next_url is a URL, never a view name: redirect() would try to reverse() it.
-    success_url = next_url or reverse("lobby")
-    if request.user.is_authenticated:
-        return HttpResponseRedirect(success_url)
-    form = SignupForm(request.POST or None)
-    if request.method == "POST":
-        if form.is_valid():
-            user = form.save()
-            login(request, user, backend="django.contrib.auth.backends.ModelBackend")
-            messages.success(request, f"Welcome, {user.get_username()}!")
-            return HttpResponseRedirect(success_url)
-        status = 400
-    else:
-        status = 200
-    return render(
-        request,
-        "registration/signup.html",
-        {"form": form, "next": next_url},
-        status=status,
-    )

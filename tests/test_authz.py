@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from io import StringIO
 
 import pytest
+from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.test import Client
 
@@ -16,6 +17,7 @@ from games import services
 from games.models import Game, GameStatus, Move
 from games.urls import urlpatterns
 
+from .conftest import PASSWORD
 from .hostile import send
 
 ANONYMOUS = "anonymous"
@@ -378,4 +380,63 @@ def test_every_post_only_route_is_in_the_matrix(client_for, alice):
             post_only.add(path)
     assert post_only - {"/accounts/logout/"} == {
         case.path for case in CASES if not case.path.startswith("/admin/")
+    }
+
+
+# -- account pages (issue 16) --------------------------------------------------
+# No account page names an account in its address: each acts on the logged-in
+# user only, and sends anonymous visitors to log in first. The password-reset
+# pages are for everyone (the emailed link is the authorization).
+
+ACCOUNT_PAGES = [
+    "/accounts/password_change/",
+    "/accounts/password_change/done/",
+    "/accounts/email/",
+    "/accounts/close/",
+]
+
+
+@pytest.mark.parametrize("path", ACCOUNT_PAGES)
+def test_account_pages_send_anonymous_visitors_to_log_in(db, path):
+    for method in ("GET", "POST"):
+        if method == "POST" and path.endswith("/done/"):
+            continue  # GET only: 405 for everyone (test_views)
+        data = {"password": "x"} if method == "POST" else None
+        response = send(Client(), method, path, data)
+        assert response.status_code == 302
+        assert response["Location"] == f"/accounts/login/?next={path}"
+
+
+@pytest.mark.parametrize("role", [r for r in ROLES if r != ANONYMOUS])
+@pytest.mark.parametrize(
+    ("path", "data", "effect"),
+    [
+        (
+            "/accounts/email/",
+            {"email": "me@example.com", "password": PASSWORD},
+            lambda user: user.email == "me@example.com",
+        ),
+        (
+            "/accounts/close/",
+            {"password": PASSWORD},
+            lambda user: not user.is_active,
+        ),
+    ],
+    ids=["email", "close"],
+)
+def test_account_changes_touch_only_the_actors_account(cast, role, path, data, effect):
+    actor = cast[role]
+    others = {
+        user.pk: (user.email, user.is_active, user.password)
+        for user in get_user_model().objects.exclude(pk=actor.pk)
+    }
+    client = Client()
+    client.force_login(actor)
+    response = send(client, "POST", path, data)
+    assert response.status_code == 302
+    actor.refresh_from_db()
+    assert effect(actor)
+    assert others == {
+        user.pk: (user.email, user.is_active, user.password)
+        for user in get_user_model().objects.exclude(pk=actor.pk)
     }

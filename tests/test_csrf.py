@@ -217,3 +217,91 @@ def test_logout_is_post_only(client_for, alice, method):
         assert "This address only accepts POST requests." in response.text
         assert "Use the Log out button at the top." in response.text
     assert _session_user(client) == str(alice.pk)
+
+
+# -- account pages (issue 16) --------------------------------------------------
+
+NEW_PASSWORD = "another-long-password-77"
+
+
+def _reset_form_path(client: Client, user) -> str:
+    """Where the emailed link for `user` leads: the set-password form."""
+    from django.contrib.auth.tokens import default_token_generator
+    from django.utils.encoding import force_bytes
+    from django.utils.http import urlsafe_base64_encode
+
+    uid = urlsafe_base64_encode(force_bytes(user.pk))
+    token = default_token_generator.make_token(user)
+    response = client.get(f"/accounts/reset/{uid}/{token}/")
+    assert response.status_code == 302
+    return response["Location"]
+
+
+ACCOUNT_ROUTES = {
+    # name: (actor, path, data)
+    "password change": (
+        "alice",
+        "/accounts/password_change/",
+        {
+            "old_password": PASSWORD,
+            "new_password1": NEW_PASSWORD,
+            "new_password2": NEW_PASSWORD,
+        },
+    ),
+    "email": (
+        "alice",
+        "/accounts/email/",
+        {"email": "new@example.com", "password": PASSWORD},
+    ),
+    "close": ("alice", "/accounts/close/", {"password": PASSWORD}),
+    "password reset": (None, "/accounts/password_reset/", {"email": "a@example.com"}),
+    "set password": (
+        None,
+        None,  # the emailed link's form, see _reset_form_path
+        {"new_password1": NEW_PASSWORD, "new_password2": NEW_PASSWORD},
+    ),
+}
+
+
+def _account_request(users, name) -> tuple[Client, str]:
+    actor, path, _ = ACCOUNT_ROUTES[name]
+    client = Client(enforce_csrf_checks=True)
+    if actor:
+        client.force_login(users[actor])
+    if path is None:
+        path = _reset_form_path(client, users["alice"])
+    return client, path
+
+
+def _alice_row():
+    from django.contrib.auth import get_user_model
+
+    return get_user_model().objects.filter(username="alice").values().get()
+
+
+@pytest.mark.parametrize("name", ACCOUNT_ROUTES)
+def test_account_post_without_a_valid_token_is_refused(users, name):
+    users["alice"].email = "a@example.com"
+    users["alice"].save()
+    client, path = _account_request(users, name)
+    client.get(path)  # the form page: the CSRF cookie is set
+    before = _alice_row()
+    data = ACCOUNT_ROUTES[name][2]
+    for extra in ({}, {"csrfmiddlewaretoken": "x" * 64}):
+        _assert_refused(send(client, "POST", path, data | extra))
+    assert _alice_row() == before
+
+
+@pytest.mark.parametrize("name", ACCOUNT_ROUTES)
+def test_account_post_with_a_valid_token_works(users, name):
+    users["alice"].email = "a@example.com"
+    users["alice"].save()
+    client, path = _account_request(users, name)
+    token = _token(client, path)
+    before = _alice_row()
+    response = client.post(
+        path, ACCOUNT_ROUTES[name][2] | {"csrfmiddlewaretoken": token}
+    )
+    assert response.status_code == 302
+    if name != "password reset":  # that one only sends an email
+        assert _alice_row() != before

@@ -125,3 +125,58 @@ def test_production_refuses_to_start_without_a_secret_key():
     result = manage("check", "--deploy", env=env)
     assert result.returncode == 1
     assert "DJANGO_SECRET_KEY is not set." in result.stderr
+
+
+# -- email (issue 16) ----------------------------------------------------------
+
+SMTP_ENV = {
+    "DJANGO_EMAIL_HOST": "smtp.example.com",
+    "DJANGO_EMAIL_PORT": "587",
+    "DJANGO_EMAIL_HOST_USER": "mailer",
+    "DJANGO_EMAIL_HOST_PASSWORD": "mail-secret",
+    "DJANGO_EMAIL_USE_TLS": "1",
+    "DJANGO_DEFAULT_FROM_EMAIL": "tictactoe <noreply@ttt.example.com>",
+    "DJANGO_PASSWORD_RESET_TIMEOUT": "1800",
+}
+SHOW_MAILER = (
+    "from django.conf import settings; from django.core import mail; "
+    "m = mail.mailers.default; "
+    "print(type(m).__module__, settings.DEFAULT_FROM_EMAIL, "
+    "settings.PASSWORD_RESET_TIMEOUT, *[getattr(m, name, '-') for name in "
+    "('host', 'port', 'username', 'use_tls', 'timeout')], sep='|')"
+)
+
+
+def mailer(env: dict[str, str]) -> list[str]:
+    result = manage("shell", "-v", "0", "-c", SHOW_MAILER, env=env)
+    assert result.returncode == 0, result.stderr
+    return result.stdout.strip().splitlines()[-1].split("|")
+
+
+def test_check_deploy_stays_clean_with_the_smtp_variables():
+    env = PRODUCTION_ENV | SMTP_ENV
+    result = manage("check", "--deploy", "--fail-level", "WARNING", env=env)
+    assert result.returncode == 0, result.stderr
+    assert "System check identified no issues (0 silenced)." in result.stdout
+
+
+def test_production_sends_email_over_smtp_as_configured():
+    assert mailer(PRODUCTION_ENV | SMTP_ENV) == [
+        "django.core.mail.backends.smtp",
+        "tictactoe <noreply@ttt.example.com>",
+        "1800",
+        "smtp.example.com",
+        "587",
+        "mailer",
+        "True",
+        "10",
+    ]
+
+
+def test_development_prints_email_to_the_console():
+    assert mailer({"DJANGO_DEBUG": "1"}) == [
+        "django.core.mail.backends.console",
+        "tictactoe <noreply@localhost>",
+        "3600",
+        *["-"] * 5,
+    ]

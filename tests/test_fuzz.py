@@ -31,7 +31,7 @@ from games import services
 from games.forms import CELL_ERROR
 from games.models import Game
 
-from .conftest import play_cells
+from .conftest import PASSWORD, play_cells
 from .hostile import is_login_redirect, send
 
 SCALE = int(os.environ.get("FUZZ_SCALE", "1"))
@@ -166,6 +166,8 @@ FIELDS = [
     "board",
     "player_x",
 ]
+# -- account pages (issue 16): their fields --
+FIELDS += ["email", "old_password", "new_password1", "new_password2"]
 
 field_values = st.one_of(hostile_text, st.lists(hostile_text, max_size=3))
 form_data = st.dictionaries(
@@ -222,6 +224,23 @@ ROUTES = [
     ("POST", "/admin/games/game/{id}/delete/"),
     ("POST", "/admin/games/game/add/"),
 ]
+# -- account pages (issue 16): change, reset, email, close --
+ACCOUNT_ROUTES = [
+    ("GET", "/accounts/password_change/"),
+    ("POST", "/accounts/password_change/"),
+    ("GET", "/accounts/password_change/done/"),
+    ("GET", "/accounts/password_reset/"),
+    ("POST", "/accounts/password_reset/"),
+    ("GET", "/accounts/password_reset/done/"),
+    ("GET", "/accounts/reset/<uidb64>/<token>/"),  # literally: not a valid link
+    ("POST", "/accounts/reset/<uidb64>/<token>/"),
+    ("GET", "/accounts/reset/done/"),
+    ("GET", "/accounts/email/"),
+    ("POST", "/accounts/email/"),
+    ("GET", "/accounts/close/"),
+    ("POST", "/accounts/close/"),
+]
+ROUTES += ACCOUNT_ROUTES
 OTHER_METHODS = ["HEAD", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE"]
 ENCODINGS = ["multipart", "urlencoded", "json", "text", "bytes", "bad multipart"]
 
@@ -535,6 +554,54 @@ def test_hostile_credentials(world, route, username, password, repeat, query):
     else:
         assert logged_in is None
         assert response.status_code in (200, 400, 429)
+
+
+# -- account pages (issue 16): hostile email addresses and passwords ----------
+
+
+@budget(EXAMPLES["accounts"])
+@given(
+    route=st.sampled_from(
+        ["/accounts/email/", "/accounts/close/", "/accounts/password_change/"]
+    ),
+    email=st.one_of(hostile_text, st.emails().map(str)),
+    password=st.one_of(hostile_text, st.just(PASSWORD)),
+    repeat=st.booleans(),
+)
+def test_hostile_account_forms(world, route, email, password, repeat):
+    """alice's own account pages: only her password (and, for the email page, a
+    valid address) changes anything; everything else is a 400 (or the 429 of
+    the login throttle) and leaves her account as it was."""
+    data = {
+        "email": [email, "x@example.com"] if repeat else email,
+        "password": password,
+        "old_password": password,
+        "new_password1": password,
+        "new_password2": password,
+    }
+    with rolled_back():
+        response = send(client_as("alice"), "POST", route, data)
+        alice = get_user_model().objects.get(username="alice")
+        assert_games_consistent()
+    if response.status_code == 302:
+        assert password == PASSWORD
+        if route == "/accounts/close/":
+            assert not alice.is_active
+    else:
+        assert response.status_code in (400, 429)
+        assert alice.is_active
+
+
+@budget(EXAMPLES["accounts"])
+@given(email=st.one_of(hostile_text, st.emails().map(str)), extra=headers)
+def test_hostile_password_reset_requests(world, email, extra):
+    with rolled_back():
+        response = send(
+            Client(), "POST", "/accounts/password_reset/", {"email": email}, **extra
+        )
+    assert response.status_code in (302, 400, 429)
+    if response.status_code == 302:
+        assert response["Location"] == "/accounts/password_reset/done/"
 
 
 def test_the_fuzz_reaches_every_route_of_the_app():

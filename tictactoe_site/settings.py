@@ -262,3 +262,37 @@ AXES_LOCKOUT_CALLABLE = "games.throttle.locked_out"
 AXES_DISABLE_ACCESS_LOG = True
 AXES_ENABLE_ADMIN = False  # games.admin registers the attempts itself
 AXES_VERBOSE = False
+
+# Email (password resets), as Django 6.1's MAILERS: printed to the console in
+# development (DEBUG), sent over SMTP in production to the server the
+# DJANGO_EMAIL_* variables name. A failed send is logged; the person sees the
+# same page either way. Tests get Django's in-memory outbox.
+MAILERS = {
+    "default": (
+        {"BACKEND": "django.core.mail.backends.console.EmailBackend"}
+        if DEBUG
+        else {
+            "BACKEND": "django.core.mail.backends.smtp.EmailBackend",
+            "OPTIONS": {
+                "host": os.environ.get("DJANGO_EMAIL_HOST", "localhost"),
+                "port": int(os.environ.get("DJANGO_EMAIL_PORT", "25")),
+                "username": os.environ.get("DJANGO_EMAIL_HOST_USER", ""),
+                "password": os.environ.get("DJANGO_EMAIL_HOST_PASSWORD", ""),
+                "use_tls": env_bool("DJANGO_EMAIL_USE_TLS"),
+                # Seconds: a mail server that does not answer must not hold a
+                # request for ever.
+                "timeout": int(os.environ.get("DJANGO_EMAIL_TIMEOUT", "10")),
+            },
+        }
+    )
+}
+DEFAULT_FROM_EMAIL = os.environ.get(
+    "DJANGO_DEFAULT_FROM_EMAIL", "tictactoe <noreply@localhost>"
+)
+SERVER_EMAIL = DEFAULT_FROM_EMAIL
+
+# A password-reset link works once, for this many seconds (default one hour).
+PASSWORD_RESET_TIMEOUT = int(os.environ.get("DJANGO_PASSWORD_RESET_TIMEOUT", "3600"))
+# Reset requests, throttled like logins: at most this many per email address and
+# per client address in LOGIN_COOLOFF_MINUTES; more get a 429 page. 0: no limit.
+PASSWORD_RESET_LIMIT = int(os.environ.get("DJANGO_PASSWORD_RESET_LIMIT", "5"))

@@ -6,6 +6,7 @@ of every impact go to artifacts/axe-report.json; serious and critical ones fail.
 """
 
 import json
+import re
 
 from playwright.sync_api import Page
 
@@ -131,3 +132,68 @@ def test_the_audit_reports_a_known_violation(browser, axe_source):
     finally:
         page.close()
     assert [(v["id"], v["impact"]) for v in violations] == [("button-name", "critical")]
+
+
+# -- account pages (issue 16) --------------------------------------------------
+
+
+def test_account_pages_have_no_serious_accessibility_violations(
+    player, axe_source, artifacts, settings, django_user_model
+):
+    from django.core import mail
+
+    django_user_model.objects.create_user(
+        username="dora", password="a-long-test-password-42", email="d@example.com"
+    )
+    visitor = player("visitor", account=False)
+    alice = player("alice")
+    report = {}
+
+    def check(name: str, page: Page) -> None:
+        report[name] = audit(page, axe_source)
+
+    pages = [
+        ("/accounts/password_change/", "password change"),
+        ("/accounts/password_change/done/", "password changed"),
+        ("/accounts/email/", "email"),
+        ("/accounts/close/", "close account"),
+    ]
+    for path, name in pages:
+        alice.page.goto(path)
+        check(name, alice.page)
+    alice.page.goto("/accounts/password_change/")
+    submit(alice.page, "Change password", **{"Old password:": "x"})
+    check("password change with errors", alice.page)
+    alice.page.goto("/accounts/email/")
+    submit(alice.page, "Save the email address", **{"Email address:": "nope"})
+    check("email with errors", alice.page)
+    alice.page.goto("/accounts/close/")
+    submit(alice.page, "Close my account", **{"Your current password:": "x"})
+    check("close account with errors", alice.page)
+
+    page = visitor.page
+    page.goto("/accounts/password_reset/")
+    check("password reset", page)
+    submit(page, "Send the reset link", **{"Email:": "nope"})
+    check("password reset with errors", page)
+    submit(page, "Send the reset link", **{"Email:": "d@example.com"})
+    check("password reset sent", page)
+    link = re.search(r"https?://[^/\s]+(/accounts/reset/\S+/)", mail.outbox[0].body)
+    page.goto(link[1])
+    check("choose a new password", page)
+    page.goto("/accounts/reset/MQ/set-password/")
+    check("reset link not valid", page)
+    page.goto("/accounts/reset/done/")
+    check("password set", page)
+    settings.PASSWORD_RESET_LIMIT = 1
+    page.goto("/accounts/password_reset/")
+    submit(page, "Send the reset link", **{"Email:": "d@example.com"})
+    assert page.get_by_role("heading", name="Too many reset requests").is_visible()
+    check("password reset throttled (429)", page)
+
+    (artifacts / "axe-report-accounts.json").write_text(json.dumps(report, indent=2))
+    blocking = {
+        name: [v for v in violations if v["impact"] in BLOCKING]
+        for name, violations in report.items()
+    }
+    assert {name: found for name, found in blocking.items() if found} == {}
