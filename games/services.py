@@ -91,7 +91,11 @@ class Conflict(rules.Rejected):
 
 def _locked_game(game_id: int) -> Game:
     try:
-        return Game.objects.select_for_update(of=("self",)).get(pk=game_id)
+        return (
+            Game.objects.select_for_update(of=("self",))
+            .select_related("player_x", "player_o")
+            .get(pk=game_id)
+        )
     except (Game.DoesNotExist, ValueError, TypeError, OverflowError):
         raise GameNotFound() from None
 
@@ -332,6 +336,11 @@ def play_move(
         if mark not in marks:
             raise rules.NotYourTurn()
         state = game.state.play(row, col, mark=mark)
+        after = state.board.next_mark
+        if not state.status.is_over and not game.player_for(after).is_active:
+            # The player to move has closed their account: they forfeit now that
+            # their turn has come, so the other is never left waiting for ever.
+            state = state.forfeit(after)
         game.move_order += str(rules.cell_index(row, col))
         move = Move.objects.create(
             game=game,
@@ -514,7 +523,8 @@ def _unfinished_games(user):
 def _leave(*, game_id: int, user) -> None:
     """A closing player leaves an unfinished game: it is aborted where the abort
     rules allow (an open game, or fewer than two moves played), forfeited by them
-    where it is their turn; otherwise it stays, and its page says they left."""
+    where it is their turn; otherwise it stays, its page says they left, and they
+    forfeit as soon as their turn comes (play_move)."""
     game = _locked_game(game_id)
     if game.state.can_abort:
         abort(game_id=game_id, user=user)

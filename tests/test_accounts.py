@@ -587,9 +587,21 @@ def test_a_game_that_stays_says_that_the_player_left(
     assert "alice (closed)</a>" in page.text
     lobby = client_for(carol).get("/")
     assert "alice has left: they closed their account." in lobby.text
-    # The game can still be played on (and forfeited by carol on her turn).
-    services.play_move(game_id=game.pk, user=carol, row=2, col=2)
-    assert Game.objects.get(pk=game.pk).status == GameStatus.IN_PROGRESS
+    # carol plays on; when alice's turn comes, she forfeits: carol is never left
+    # waiting for a move that cannot come.
+    response = client_for(carol).post(
+        f"/games/{game.pk}/move/", {"row": 2, "col": 2, "ply": 2}
+    )
+    assert response.status_code == 302
+    game.refresh_from_db()
+    assert (game.status, game.board) == (GameStatus.O_FORFEITS, "X---O---X")
+    assert list(game.moves.values_list("sequence_number", "player")) == [
+        (1, "X"),
+        (2, "O"),
+        (3, "X"),
+    ]
+    result = client_for(carol).get(f"/games/{game.pk}/")
+    assert "You win: alice (closed) (O) forfeited." in result.text
 
 
 def test_the_name_shows_as_closed_everywhere(client_for, alice, bob, alice_history):
