@@ -5,10 +5,21 @@ the game events (after commit). A `Change` names the game, its new version and
 whose lobbies care. The `Hub` of each server process keeps, per open stream, only
 the latest version (bounded memory), and wakes the streams that care.
 
-Between processes the news travels through PostgreSQL's LISTEN/NOTIFY. With a
-SQLite file (all processes on one host) it travels as datagrams to a Unix socket
-per process, in a private directory named after the database file; with an
-in-memory database (tests: one process) the hub is told directly.
+Between processes the news travels through PostgreSQL's LISTEN/NOTIFY (queued by
+the server: a busy listener reads it late, never loses it; a lost connection is
+followed by a resync from the database). With a SQLite file (all processes on one
+host) it travels as datagrams to a Unix socket per process, in a private
+directory named after the database file; with an in-memory database (tests: one
+process) the hub is told directly.
+
+Datagrams are never dropped while their receiver lives. Linux queues only
+`net.unix.max_dgram_qlen` datagrams on a socket, so a receiver whose event loop
+is behind (stopped, starved of CPU) refuses more for a while. The `Postman` then
+keeps a backlog per destination, coalesced by game (only a game's latest version
+matters, so the backlog is bounded by the number of games that changed), and a
+retry thread sends it, many changes per datagram, until the receiver takes it or
+its socket is gone (the process ended: its streams reconnect elsewhere and catch
+up from `Last-Event-ID`). Only a sender that dies with a backlog loses news.
 """
 
 import asyncio
@@ -21,6 +32,7 @@ import secrets
 import socket
 import tempfile
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -43,15 +55,31 @@ class Change:
     # True when the list of open games changed (a game opened or was joined).
     open_games: bool = False
 
-    def to_json(self) -> str:
-        return json.dumps(
-            [self.game_id, self.version, list(self.player_ids), self.open_games]
+    def merged(self, older: "Change | None") -> "Change":
+        """One change that says what both say: the newer version, every lobby."""
+        if older is None:
+            return self
+        return Change(
+            self.game_id,
+            max(self.version, older.version),
+            tuple(sorted({*self.player_ids, *older.player_ids})),
+            self.open_games or older.open_games,
         )
 
-    @classmethod
-    def from_json(cls, text: str) -> "Change":
-        game_id, version, player_ids, open_games = json.loads(text)
-        return cls(int(game_id), int(version), tuple(player_ids), bool(open_games))
+
+def encode(changes: list[Change]) -> str:
+    """The wire format of every broker: a JSON list of changes."""
+    return json.dumps(
+        [[c.game_id, c.version, list(c.player_ids), c.open_games] for c in changes]
+    )
+
+
+def decode(text: str | bytes) -> list[Change]:
+    """The changes in a payload; ValueError/TypeError when it is not one."""
+    return [
+        Change(int(game_id), int(version), tuple(map(int, players)), bool(is_open))
+        for game_id, version, players, is_open in json.loads(text)
+    ]
 
 
 def uses_postgres() -> bool:
@@ -69,33 +97,86 @@ def socket_directory() -> Path | None:
     return Path(tempfile.gettempdir()) / f"tictactoe-live-{digest}"
 
 
-_sender = threading.local()
+class Postman:
+    """Datagrams to every process's socket, kept and retried until taken."""
+
+    RETRY_SECONDS = 0.02
+    CHANGES_PER_DATAGRAM = 200  # ~10 KB: far below the socket's send buffer
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._backlog: dict[str, dict[int, Change]] = {}  # path -> game -> change
+        self._pending = threading.Event()
+        self._socket: socket.socket | None = None
+        self._thread: threading.Thread | None = None
+
+    def send(self, directory: Path, change: Change) -> None:
+        with self._lock:
+            for path in directory.glob("*.sock"):
+                waiting = self._backlog.get(str(path))
+                if waiting is not None:  # keep the order: after what waits
+                    waiting[change.game_id] = change.merged(waiting.get(change.game_id))
+                    continue
+                waiting = {change.game_id: change}
+                if not self._flush(str(path), waiting):
+                    self._backlog[str(path)] = waiting
+            if self._backlog:
+                self._start_retrying()
+
+    def _flush(self, path: str, waiting: dict[int, Change]) -> bool:
+        """Send what waits for `path`; True when nothing is left to send."""
+        if self._socket is None:
+            self._socket = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+            self._socket.setblocking(False)
+        while waiting:
+            batch = list(waiting.values())[: self.CHANGES_PER_DATAGRAM]
+            try:
+                self._socket.sendto(encode(batch).encode(), path)
+            except BlockingIOError:
+                return False  # the receiver's queue is full: retry later
+            except (ConnectionRefusedError, FileNotFoundError):
+                Path(path).unlink(missing_ok=True)  # its process is gone
+                waiting.clear()
+                return True
+            except OSError:
+                logger.warning("live update to %s delayed", path, exc_info=True)
+                return False
+            for change in batch:
+                del waiting[change.game_id]
+        return True
+
+    def _start_retrying(self) -> None:
+        self._pending.set()
+        if self._thread is None or not self._thread.is_alive():
+            self._thread = threading.Thread(
+                target=self._retry, name="live-postman", daemon=True
+            )
+            self._thread.start()
+
+    def _retry(self) -> None:
+        while True:
+            self._pending.wait()
+            time.sleep(self.RETRY_SECONDS)  # give the receivers time to read
+            with self._lock:
+                for path, waiting in list(self._backlog.items()):
+                    if self._flush(path, waiting):
+                        del self._backlog[path]
+                if not self._backlog:
+                    self._pending.clear()
 
 
-def _send_datagrams(directory: Path, payload: bytes) -> None:
-    """One datagram to each process's socket; a dead process's socket is removed."""
-    sender = getattr(_sender, "socket", None)
-    if sender is None:
-        sender = _sender.socket = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-        sender.setblocking(False)
-    for path in directory.glob("*.sock"):
-        try:
-            sender.sendto(payload, str(path))
-        except (ConnectionRefusedError, FileNotFoundError):
-            path.unlink(missing_ok=True)
-        except OSError:
-            logger.warning("live update not delivered to %s", path)
+postman = Postman()
 
 
 def publish(change: Change) -> None:
     """Tell every server process. Runs in the request's thread, after commit."""
     if uses_postgres():
         with connection.cursor() as cursor:
-            cursor.execute("SELECT pg_notify(%s, %s)", [CHANNEL, change.to_json()])
+            cursor.execute("SELECT pg_notify(%s, %s)", [CHANNEL, encode([change])])
         return
     directory = socket_directory()
     if directory is not None and directory.is_dir():
-        _send_datagrams(directory, change.to_json().encode())
+        postman.send(directory, change)
     else:
         hub.deliver_threadsafe(change)
 
@@ -127,10 +208,13 @@ def publish_move_made(sender, *, game, **kwargs):
     publish(_change_for(game))
 
 
+# A game that ends by a move was published by move_made already.
+ENDED_BY_A_MOVE = frozenset({Game.Status.X_WON, Game.Status.O_WON, Game.Status.DRAW})
+
+
 @receiver(events.game_ended, dispatch_uid="live_game_ended")
-def publish_game_forfeited(sender, *, game, status, **kwargs):
-    # A game that ends by a move was published by move_made already.
-    if status in (Game.Status.X_FORFEITS, Game.Status.O_FORFEITS):
+def publish_game_ended_without_a_move(sender, *, game, status, **kwargs):
+    if status not in ENDED_BY_A_MOVE:
         publish(_change_for(game))
 
 
@@ -246,6 +330,15 @@ class Hub:
         for subscriber in lobby_subscribers:
             subscriber.notify(self._lobby_counter)
 
+    def deliver_payload(self, payload: str | bytes) -> None:
+        try:
+            changes = decode(payload)
+        except (ValueError, TypeError):
+            logger.warning("ignored live payload %r", payload[:100])
+            return
+        for change in changes:
+            self.deliver(change)
+
     def deliver_threadsafe(self, change: Change) -> None:
         loop = self.loop
         if loop is not None and not loop.is_closed():
@@ -278,10 +371,7 @@ class Hub:
                     await self._resync(conn)
                     delay = 0.5
                     async for notify in conn.notifies():
-                        try:
-                            self.deliver(Change.from_json(notify.payload))
-                        except (ValueError, TypeError):
-                            logger.warning("ignored live payload %r", notify.payload)
+                        self.deliver_payload(notify.payload)
             except asyncio.CancelledError:
                 raise
             except Exception:
@@ -294,10 +384,7 @@ class Hub:
 
         class Receiver(asyncio.DatagramProtocol):
             def datagram_received(self, data, addr):
-                try:
-                    hub.deliver(Change.from_json(data.decode()))
-                except (ValueError, TypeError):
-                    logger.warning("ignored live datagram %r", data[:100])
+                hub.deliver_payload(data)
 
         directory.mkdir(mode=0o700, exist_ok=True)
         # Bound here: uvloop takes a ready socket but not a Unix local_addr.

@@ -6,10 +6,12 @@ sleeps. The cross-process test starts two real server processes on PostgreSQL.
 """
 
 import asyncio
+import json
 import os
 import queue
 import re
 import secrets
+import signal
 import socket
 import subprocess
 import sys
@@ -17,6 +19,7 @@ import threading
 import time
 import urllib.parse
 import urllib.request
+from contextlib import contextmanager
 from http.client import HTTPConnection
 from http.cookiejar import CookieJar
 from pathlib import Path
@@ -26,7 +29,7 @@ from django.db import connection
 from django.urls import reverse
 
 from games import services, streams
-from games.live import Change, Subscriber, hub
+from games.live import Change, Subscriber, decode, encode, hub
 from tictactoe_site.asgi import application
 
 BOUND = 10.0  # seconds: generous for a loaded CI machine, never slept
@@ -282,9 +285,16 @@ def test_a_subscriber_keeps_only_the_latest_version():
     assert run(scenario()) == 7
 
 
-def test_change_round_trips_through_the_notify_payload():
-    change = Change(12, 5, (1, 2), open_games=True)
-    assert Change.from_json(change.to_json()) == change
+def test_changes_round_trip_through_the_wire_format():
+    changes = [Change(12, 5, (1, 2), open_games=True), Change(3, 1, ())]
+    assert decode(encode(changes)) == changes
+
+
+def test_merged_changes_keep_the_newest_version_and_every_lobby():
+    older = Change(12, 5, (1,), open_games=True)
+    newer = Change(12, 6, (2,))
+    assert newer.merged(older) == Change(12, 6, (1, 2), open_games=True)
+    assert older.merged(newer) == Change(12, 6, (1, 2), open_games=True)
 
 
 # Refusals -------------------------------------------------------------------------
@@ -485,15 +495,46 @@ class Browser:
         return next(c.value for c in self.jar if c.name == name)
 
 
-def _events(port, path, session, found: queue.Queue):
-    connection = HTTPConnection("127.0.0.1", port, timeout=BOUND * 3)
-    connection.request("GET", path, headers={"Cookie": f"sessionid={session}"})
-    response = connection.getresponse()
-    found.put(("status", response.status))
-    for raw in response:
-        line = raw.decode().strip()
-        if line.startswith("id: "):
-            found.put(("id", int(line[4:])))
+class Watcher:
+    """One stream on a server process, read in a thread as a browser would."""
+
+    def __init__(self, port: int, path: str, session: str):
+        self.found: queue.Queue = queue.Queue()
+        self._connection = HTTPConnection("127.0.0.1", port, timeout=BOUND * 3)
+        self._connection.request(
+            "GET", path, headers={"Cookie": f"sessionid={session}"}
+        )
+        self._socket = self._connection.sock
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self):
+        try:
+            response = self._connection.getresponse()
+            self.found.put(("status", response.status))
+            for raw in response:
+                line = raw.decode().strip()
+                if line.startswith("id: "):
+                    self.found.put(("id", int(line[4:])))
+        except OSError:
+            self.found.put(("closed", None))
+
+    def next(self, timeout: float = BOUND):
+        return self.found.get(timeout=timeout)
+
+    def reaches(self, version: int, deadline: float) -> bool:
+        """Whether the stream announces `version` before the deadline (monotonic)."""
+        while (left := deadline - time.monotonic()) > 0:
+            try:
+                kind, value = self.found.get(timeout=left)
+            except queue.Empty:
+                return False
+            if kind == "id" and value >= version:
+                return True
+        return False
+
+    def close(self):
+        """Hang up; the reading thread sees the end of the stream and stops."""
+        self._socket.shutdown(socket.SHUT_RDWR)
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
@@ -547,23 +588,30 @@ def _wait_until_serving(port: int, process) -> None:
     raise AssertionError(f"no server on port {port}")
 
 
-def test_a_move_through_one_server_process_reaches_a_stream_on_another(
-    server_database,
-):
-    env = _server_env(server_database, 0)
-    subprocess.run(
-        [sys.executable, "manage.py", "migrate", "--noinput", "-v", "0"],
+def _manage(database_url: str, *args: str) -> str:
+    result = subprocess.run(
+        [sys.executable, "manage.py", *args],
         cwd=ROOT,
-        env=env,
-        check=True,
+        env=_server_env(database_url, 0),
+        capture_output=True,
+        text=True,
         timeout=300,
     )
-    ports = [_free_port(), _free_port()]
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+@contextmanager
+def _serving(database_url: str, count: int, **env):
+    """`count` server processes (one worker each) on one database, as if on
+    `count` hosts; yields their ports and processes."""
+    _manage(database_url, "migrate", "--noinput", "-v", "0")
+    ports = [_free_port() for _ in range(count)]
     servers = [
         subprocess.Popen(
             [sys.executable, "-m", "tictactoe_site.serve"],
             cwd=ROOT,
-            env=_server_env(server_database, port),
+            env=_server_env(database_url, port) | env,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
@@ -572,6 +620,75 @@ def test_a_move_through_one_server_process_reaches_a_stream_on_another(
     try:
         for port, process in zip(ports, servers, strict=True):
             _wait_until_serving(port, process)
+        yield ports, servers
+    finally:
+        for process in servers:
+            process.send_signal(signal.SIGCONT)  # in case a test left it stopped
+            process.terminate()
+        for process in servers:
+            process.wait(timeout=30)
+
+
+# Users, their sessions (logged in server-side, like Client.force_login) and games
+# between alice and bob, made through the services; printed as JSON.
+GAMES_SCRIPT = """
+import json
+from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
+from django.contrib.auth import get_user_model
+from django.contrib.sessions.backends.db import SessionStore
+from games import services
+
+users, sessions = {}, {}
+for name in ("alice", "bob", "carol"):
+    users[name] = get_user_model().objects.create_user(name)
+    session = SessionStore()
+    session[SESSION_KEY] = str(users[name].pk)
+    session[BACKEND_SESSION_KEY] = "django.contrib.auth.backends.ModelBackend"
+    session[HASH_SESSION_KEY] = users[name].get_session_auth_hash()
+    session.create()
+    sessions[name] = session.session_key
+games = [
+    services.create_game(creator=users["alice"], opponent=users["bob"], side="x")
+    for _ in range(COUNT)
+]
+print(json.dumps({"sessions": sessions, "games": {g.pk: g.version for g in games}}))
+"""
+
+CSRF = "a" * 32  # a CSRF secret of our own choosing, sent as cookie and field
+
+
+def _games(database_url: str, count: int) -> tuple[dict, dict[int, int]]:
+    output = _manage(
+        database_url, "shell", "-c", GAMES_SCRIPT.replace("COUNT", str(count))
+    )
+    made = json.loads(output.strip().splitlines()[-1])
+    return made["sessions"], {int(k): v for k, v in made["games"].items()}
+
+
+def _play(port: int, session: str, game_id: int, row: int, col: int, ply: int):
+    """A move POSTed as the browser's form would; returns the status."""
+    connection = HTTPConnection("127.0.0.1", port, timeout=BOUND)
+    try:
+        connection.request(
+            "POST",
+            f"/games/{game_id}/move/",
+            body=urllib.parse.urlencode(
+                {"row": row, "col": col, "ply": ply, "csrfmiddlewaretoken": CSRF}
+            ),
+            headers={
+                "Cookie": f"sessionid={session}; csrftoken={CSRF}",
+                "Content-Type": "application/x-www-form-urlencoded",
+            },
+        )
+        return connection.getresponse().status
+    finally:
+        connection.close()
+
+
+def test_a_move_through_one_server_process_reaches_a_stream_on_another(
+    server_database,
+):
+    with _serving(server_database, 2) as (ports, _):
         a, b = (f"http://127.0.0.1:{port}" for port in ports)
         alice, bob = Browser(), Browser()
         for browser, name in ((alice, "alice"), (bob, "bob")):
@@ -586,19 +703,53 @@ def test_a_move_through_one_server_process_reaches_a_stream_on_another(
         game_path = urllib.parse.urlsplit(game_url).path
 
         # bob watches on server A; alice moves through server B.
-        found: queue.Queue = queue.Queue()
-        threading.Thread(
-            target=_events,
-            args=(ports[0], f"{game_path}events/?v=1", bob.cookie("sessionid"), found),
-            daemon=True,
-        ).start()
-        assert found.get(timeout=BOUND) == ("status", 200)
+        watcher = Watcher(ports[0], f"{game_path}events/?v=1", bob.cookie("sessionid"))
+        assert watcher.next() == ("status", 200)
         alice.post(f"{b}{game_path}move/", f"{b}{game_path}", row=1, col=1, ply=0)
-        assert found.get(timeout=BOUND) == ("id", 2)
+        assert watcher.next() == ("id", 2)
         _, html = bob.get(f"{a}{game_path}live/")
         assert "<li>1. X (1, 1)</li>" in html
-    finally:
-        for process in servers:
-            process.terminate()
-        for process in servers:
-            process.wait(timeout=30)
+        watcher.close()
+
+
+STOPPED_SECONDS = 2.5  # a long pause or CPU starvation of one worker
+
+
+def test_every_watcher_catches_up_after_its_server_process_was_stopped(
+    server_database,
+):
+    """40 moves while the watchers' process cannot read: far more changes than
+    the kernel queues for it (net.unix.max_dgram_qlen, 10 by default)."""
+    with _serving(server_database, 2) as (ports, servers):
+        sessions, games = _games(server_database, 40)
+        watchers = {
+            (game_id, name): Watcher(
+                ports[0], f"/games/{game_id}/events/?v={version}", sessions[name]
+            )
+            for game_id, version in games.items()
+            for name in ("bob", "carol")
+        }
+        for watcher in watchers.values():
+            assert watcher.next() == ("status", 200)
+
+        servers[0].send_signal(signal.SIGSTOP)
+        stopped_at = time.monotonic()
+        try:
+            statuses = {
+                _play(ports[1], sessions["alice"], game_id, 1, 1, 0)
+                for game_id in games
+            }
+            time.sleep(max(0.0, stopped_at + STOPPED_SECONDS - time.monotonic()))
+        finally:
+            servers[0].send_signal(signal.SIGCONT)
+        assert statuses == {302}
+
+        deadline = time.monotonic() + BOUND
+        behind = [
+            key
+            for key, watcher in watchers.items()
+            if not watcher.reaches(games[key[0]] + 1, deadline)
+        ]
+        assert behind == []
+        for watcher in watchers.values():
+            watcher.close()
