@@ -14,6 +14,7 @@ changes reach the hub.
 """
 
 import asyncio
+import random
 import re
 from importlib import import_module
 
@@ -32,7 +33,9 @@ LOBBY_STREAM = "/lobby/events/"
 
 KEEPALIVE_SECONDS = 15.0
 LOBBY_MIN_INTERVAL_SECONDS = 1.0
-RETRY_MILLISECONDS = 2000
+# Each stream asks its browser to reconnect after its own delay in this range,
+# so that a restart is followed by a spread of reconnects, not a stampede.
+RETRY_MILLISECONDS = (1000, 5000)
 
 STREAM_HEADERS = [
     (b"content-type", b"text/event-stream; charset=utf-8"),
@@ -164,7 +167,7 @@ async def _open(send, scope) -> bool:
     await send(
         {
             "type": "http.response.body",
-            "body": f"retry: {RETRY_MILLISECONDS}\n\n".encode(),
+            "body": f"retry: {random.randint(*RETRY_MILLISECONDS)}\n\n".encode(),
             "more_body": True,
         }
     )

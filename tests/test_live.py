@@ -224,6 +224,27 @@ def test_reconnecting_with_last_event_id_receives_exactly_what_it_missed(
 
 
 @pytest.mark.django_db(transaction=True)
+def test_each_stream_asks_for_its_own_reconnect_delay(game, bob, client_for):
+    cookie = sessionid(client_for(bob))
+
+    async def scenario():
+        first_lines = []
+        for _ in range(20):
+            stream = Stream(f"/games/{game.pk}/events/?v={game.version}", cookie=cookie)
+            await stream.response()
+            first_lines.append((await stream.messages.get())["body"])
+            await stream.close()
+        return first_lines
+
+    delays = [
+        int(re.fullmatch(rb"retry: (\d+)\n\n", line)[1]) for line in run(scenario())
+    ]
+    assert all(1000 <= delay <= 5000 for delay in delays), delays
+    # 20 equal draws out of 4,001 values would be a broken spread, not chance.
+    assert len(set(delays)) > 1, delays
+
+
+@pytest.mark.django_db(transaction=True)
 def test_forfeit_join_and_rematch_reach_the_stream(alice, bob, client_for):
     cookie = sessionid(client_for(bob))
     open_game = services.create_game(creator=alice, opponent=None, side="x")
