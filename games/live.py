@@ -255,6 +255,7 @@ class Hub:
         self.games: dict[int, set[Subscriber]] = {}
         self.lobbies: dict[int, set[Subscriber]] = {}
         self._lobby_counter = 0
+        self.accepting = True  # False once the server shuts down
         self._listener: asyncio.Task | None = None
         self._datagrams: asyncio.DatagramTransport | None = None
         self._socket_path: Path | None = None
@@ -264,6 +265,7 @@ class Hub:
     def start(self) -> None:
         """Bind to the running event loop; on PostgreSQL, start listening."""
         self.loop = asyncio.get_running_loop()
+        self.accepting = True
         if uses_postgres() and (self._listener is None or self._listener.done()):
             self._listener = asyncio.create_task(self._listen_postgres())
         directory = socket_directory()
@@ -284,12 +286,18 @@ class Hub:
             with contextlib.suppress(OSError):  # the last process out tidies up
                 self._socket_path.parent.rmdir()
             self._socket_path = None
-        for subscribers in [*self.games.values(), *self.lobbies.values()]:
-            for subscriber in subscribers:
-                subscriber.close()
+        self.close_streams()
         self.games.clear()
         self.lobbies.clear()
         self.loop = None
+
+    def close_streams(self) -> None:
+        """End every open stream, and each one opened from now on, at once: the
+        server is shutting down (browsers reconnect to another process)."""
+        self.accepting = False
+        for subscribers in [*self.games.values(), *self.lobbies.values()]:
+            for subscriber in subscribers:
+                subscriber.close()
 
     # Subscriptions (called on the event loop) -----------------------------------
 
@@ -303,6 +311,8 @@ class Hub:
         if self.loop is not asyncio.get_running_loop():
             self.start()
         subscriber = Subscriber()
+        if not self.accepting:
+            subscriber.close()
         table.setdefault(key, set()).add(subscriber)
         return subscriber
 

@@ -183,12 +183,16 @@ async def _watch_disconnect(receive, subscriber: Subscriber) -> None:
 
 
 async def _pump(receive, send, subscriber: Subscriber, news, pause: float = 0.0):
-    """Until the client leaves: on news, send what `news()` returns; else ping."""
+    """Until the client leaves or the server shuts down: on news, send what
+    `news()` returns; else ping."""
     watcher = asyncio.create_task(_watch_disconnect(receive, subscriber))
     try:
         while True:
             woke = await subscriber.wait(KEEPALIVE_SECONDS)
             if subscriber.closed:
+                # End the response properly (ignored when the client has left),
+                # so that the server closes the connection without an error.
+                await send({"type": "http.response.body", "body": b""})
                 return
             body = news() if woke else PING
             if body:

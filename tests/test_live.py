@@ -536,6 +536,7 @@ class Watcher:
                 line = raw.decode().strip()
                 if line.startswith("id: "):
                     self.found.put(("id", int(line[4:])))
+            self.found.put(("end", None))
         except OSError:
             self.found.put(("closed", None))
 
@@ -623,9 +624,9 @@ def _manage(database_url: str, *args: str) -> str:
 
 
 @contextmanager
-def _serving(database_url: str, count: int, **env):
-    """`count` server processes (one worker each) on one database, as if on
-    `count` hosts; yields their ports and processes."""
+def _serving(database_url: str, count: int, *, log=subprocess.DEVNULL, **env):
+    """`count` servers (one worker process each, unless WEB_CONCURRENCY is given)
+    on one database, as if on `count` hosts; yields their ports and processes."""
     _manage(database_url, "migrate", "--noinput", "-v", "0")
     ports = [_free_port() for _ in range(count)]
     servers = [
@@ -633,8 +634,8 @@ def _serving(database_url: str, count: int, **env):
             [sys.executable, "-m", "tictactoe_site.serve"],
             cwd=ROOT,
             env=_server_env(database_url, port) | env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
         )
         for port in ports
     ]
@@ -774,3 +775,35 @@ def test_every_watcher_catches_up_after_its_server_process_was_stopped(
         assert behind == []
         for watcher in watchers.values():
             watcher.close()
+
+
+def test_stopping_the_server_ends_open_streams_cleanly_and_in_time(tmp_path):
+    """SIGTERM to `make serve`'s server (2 workers) with streams open: each
+    stream ends properly, the log has no traceback, and the workers do not wait
+    out their grace period."""
+    database_url = f"sqlite:///{tmp_path / 'live.sqlite3'}"
+    log_path = tmp_path / "serve.log"
+    with (
+        log_path.open("w") as log,
+        _serving(database_url, 1, log=log, WEB_CONCURRENCY="2") as (ports, servers),
+    ):
+        sessions, games = _games(database_url, 5)
+        watchers = [
+            Watcher(ports[0], path, sessions[name])
+            for name in ("alice", "bob", "carol")
+            for path in ["/lobby/events/", *(f"/games/{pk}/events/" for pk in games)]
+        ]
+        for watcher in watchers:
+            assert watcher.next() == ("status", 200)
+        servers[0].terminate()
+        assert servers[0].wait(timeout=30) == 0
+        for watcher in watchers:
+            ending = watcher.next()
+            while ending[0] == "id":  # the current version, sent on opening
+                ending = watcher.next()
+            assert ending == ("end", None)
+    output = log_path.read_text()
+    assert "Traceback" not in output, output
+    assert "timeout graceful shutdown exceeded" not in output, output
+    assert "ASGI callable" not in output, output
+    assert output.count("Finished server process") == 2, output

@@ -13,7 +13,7 @@ import os
 import socket
 
 import uvicorn
-from uvicorn.supervisors import ChangeReload, Multiprocess
+from uvicorn.supervisors import ChangeReload, Multiprocess, multiprocess
 
 APP = "tictactoe_site.asgi:application"
 
@@ -28,6 +28,21 @@ class Config(uvicorn.Config):
         if sock.family in (socket.AF_INET, socket.AF_INET6):
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         return sock
+
+
+class Server(uvicorn.Server):
+    async def shutdown(self, sockets=None) -> None:
+        """End the live streams first: uvicorn then waits only for pages in
+        flight, instead of cancelling every open stream after the grace period
+        (a CancelledError traceback each, and a late exit)."""
+        from games.live import hub  # the app, and so Django, is loaded by now
+
+        hub.close_streams()
+        await super().shutdown(sockets)
+
+
+# uvicorn's Multiprocess builds each worker's server from this module attribute.
+multiprocess.Server = Server
 
 
 def _flag(name: str) -> bool:
@@ -56,7 +71,7 @@ def config() -> Config:
 
 def main() -> None:
     cfg = config()
-    server = uvicorn.Server(cfg)
+    server = Server(cfg)
     if cfg.should_reload:
         ChangeReload(cfg, target=server.run, sockets=[cfg.bind_socket()]).run()
     elif cfg.workers > 1:
