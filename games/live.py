@@ -5,12 +5,13 @@ the game events (after commit). A `Change` names the game, its new version and
 whose lobbies care. The `Hub` of each server process keeps, per open stream, only
 the latest version (bounded memory), and wakes the streams that care.
 
-Between processes the news travels through PostgreSQL's LISTEN/NOTIFY (queued by
-the server: a busy listener reads it late, never loses it; a lost connection is
-followed by a resync from the database). With a SQLite file (all processes on one
-host) it travels as datagrams to a Unix socket per process, in a private
-directory named after the database file; with an in-memory database (tests: one
-process) the hub is told directly.
+Between processes the news travels through Redis pub/sub when REDIS_URL is set
+(several hosts, any database), else through PostgreSQL's LISTEN/NOTIFY. Both
+servers queue the news for a busy listener (it reads late, never loses it), and
+a listener that lost its connection resyncs from the database once it is back.
+With a SQLite file (all processes on one host) it travels as datagrams to a Unix
+socket per process, in a private directory named after the database file; with
+an in-memory database (tests: one process) the hub is told directly.
 
 Datagrams are never dropped while their receiver lives. Linux queues only
 `net.unix.max_dgram_qlen` datagrams on a socket, so a receiver whose event loop
@@ -24,6 +25,7 @@ up from `Last-Event-ID`). Only a sender that dies with a backlog loses news.
 
 import asyncio
 import contextlib
+import functools
 import hashlib
 import json
 import logging
@@ -36,7 +38,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from django.db import connection
+from django.conf import settings
+from django.db import close_old_connections, connection
 from django.dispatch import receiver
 
 from . import events
@@ -168,8 +171,32 @@ class Postman:
 postman = Postman()
 
 
+def redis_channel() -> str:
+    """The Redis channel of this site: one per database, so that sites (or test
+    runs) sharing a Redis server do not hear each other (pub/sub ignores the
+    Redis database number)."""
+    where = "{HOST}:{PORT}/{NAME}".format_map(connection.settings_dict)
+    return f"tictactoe:{hashlib.sha256(where.encode()).hexdigest()[:16]}:live"
+
+
+@functools.cache
+def _redis_publisher(url: str):
+    import redis
+
+    return redis.Redis.from_url(url)  # thread-safe: a pool of connections
+
+
 def publish(change: Change) -> None:
     """Tell every server process. Runs in the request's thread, after commit."""
+    if settings.REDIS_URL:
+        try:
+            _redis_publisher(settings.REDIS_URL).publish(
+                redis_channel(), encode([change])
+            )
+        except Exception:
+            # The move stands; the listeners lost Redis too and resync on return.
+            logger.exception("live update not published to Redis")
+        return
     if uses_postgres():
         with connection.cursor() as cursor:
             cursor.execute("SELECT pg_notify(%s, %s)", [CHANNEL, encode([change])])
@@ -218,33 +245,47 @@ def publish_game_ended_without_a_move(sender, *, game, status, **kwargs):
         publish(_change_for(game))
 
 
+# The keep-alive ping: every stream gets one each KEEPALIVE_SECONDS, from one
+# ticker per process that pings a slice of the streams at a time (no timer per
+# stream, and no burst of every ping at once).
+KEEPALIVE_SECONDS = 15.0
+KEEPALIVE_SLICES = 15
+
+
 class Subscriber:
     """One open stream: the latest news it has not sent yet, and a wake-up."""
 
-    __slots__ = ("_event", "pending", "closed")
+    __slots__ = ("_event", "pending", "fresh", "ping_due", "closed", "slice")
 
-    def __init__(self) -> None:
+    def __init__(self, slice_: int = 0) -> None:
         self._event = asyncio.Event()
         self.pending = 0  # the newest version (or a counter) not yet sent
+        self.fresh = False  # news arrived since the last wake-up
+        self.ping_due = False
         self.closed = False
+        self.slice = slice_
 
     def notify(self, version: int) -> None:
         if version > self.pending:
             self.pending = version
+        self.fresh = True
+        self._event.set()
+
+    def ping(self) -> None:
+        self.ping_due = True
         self._event.set()
 
     def close(self) -> None:
         self.closed = True
         self._event.set()
 
-    async def wait(self, timeout: float) -> bool:
-        """True when there is news (or the stream closed), False on timeout."""
-        try:
-            await asyncio.wait_for(self._event.wait(), timeout)
-        except TimeoutError:
-            return False
+    async def wait(self) -> tuple[bool, bool]:
+        """Until news, a ping or the end: (news arrived, a ping is due)."""
+        await self._event.wait()
         self._event.clear()
-        return True
+        woke = self.fresh, self.ping_due
+        self.fresh = self.ping_due = False
+        return woke
 
 
 class Hub:
@@ -256,6 +297,10 @@ class Hub:
         self.lobbies: dict[int, set[Subscriber]] = {}
         self._lobby_counter = 0
         self.accepting = True  # False once the server shuts down
+        self.slices: list[set[Subscriber]] = [set() for _ in range(KEEPALIVE_SLICES)]
+        self._next_slice = 0
+        self._ticks = 0
+        self._ticker: asyncio.Task | None = None
         self._listener: asyncio.Task | None = None
         self._datagrams: asyncio.DatagramTransport | None = None
         self._socket_path: Path | None = None
@@ -263,10 +308,19 @@ class Hub:
     # Life cycle (ASGI lifespan) -------------------------------------------------
 
     def start(self) -> None:
-        """Bind to the running event loop; on PostgreSQL, start listening."""
+        """Bind to the running event loop and start listening to the broker."""
         self.loop = asyncio.get_running_loop()
         self.accepting = True
-        if uses_postgres() and (self._listener is None or self._listener.done()):
+        if self._ticker is None or self._ticker.done():
+            self._ticker = asyncio.create_task(self._keep_alive())
+        listening = self._listener is not None and not self._listener.done()
+        if settings.REDIS_URL:
+            if not listening:
+                self._listener = asyncio.create_task(
+                    self._listen_redis(settings.REDIS_URL)
+                )
+            return
+        if uses_postgres() and not listening:
             self._listener = asyncio.create_task(self._listen_postgres())
         directory = socket_directory()
         if directory is not None and self._socket_path is None:
@@ -275,6 +329,9 @@ class Hub:
             self._listener.add_done_callback(_log_failure)
 
     def stop(self) -> None:
+        if self._ticker is not None:
+            self._ticker.cancel()
+            self._ticker = None
         if self._listener is not None:
             self._listener.cancel()
             self._listener = None
@@ -289,6 +346,8 @@ class Hub:
         self.close_streams()
         self.games.clear()
         self.lobbies.clear()
+        for subscribers in self.slices:
+            subscribers.clear()
         self.loop = None
 
     def close_streams(self) -> None:
@@ -310,19 +369,35 @@ class Hub:
     def _subscribe(self, table: dict, key: int) -> Subscriber:
         if self.loop is not asyncio.get_running_loop():
             self.start()
-        subscriber = Subscriber()
+        subscriber = Subscriber(self._next_slice)
+        self._next_slice = (self._next_slice + 1) % KEEPALIVE_SLICES
         if not self.accepting:
             subscriber.close()
         table.setdefault(key, set()).add(subscriber)
+        self.slices[subscriber.slice].add(subscriber)
         return subscriber
 
     def unsubscribe(self, key: int, subscriber: Subscriber, *, lobby=False) -> None:
         table = self.lobbies if lobby else self.games
+        self.slices[subscriber.slice].discard(subscriber)
         subscribers = table.get(key)
         if subscribers is not None:
             subscribers.discard(subscriber)
             if not subscribers:
                 del table[key]
+
+    # Keep-alive ----------------------------------------------------------------
+
+    async def _keep_alive(self) -> None:
+        while True:
+            await asyncio.sleep(KEEPALIVE_SECONDS / KEEPALIVE_SLICES)
+            self.tick()
+
+    def tick(self) -> None:
+        """Ping the next slice of the streams."""
+        for subscriber in self.slices[self._ticks % KEEPALIVE_SLICES]:
+            subscriber.ping()
+        self._ticks += 1
 
     # Delivery ------------------------------------------------------------------
 
@@ -389,6 +464,33 @@ class Hub:
             await asyncio.sleep(delay)
             delay = min(delay * 2, 10)
 
+    async def _listen_redis(self, url: str) -> None:
+        """SUBSCRIBE to changes from every process; reconnect and catch up on loss."""
+        import redis.asyncio
+
+        delay = 0.5
+        while True:
+            try:
+                async with (
+                    redis.asyncio.Redis.from_url(url) as client,
+                    client.pubsub() as pubsub,
+                ):
+                    await pubsub.subscribe(redis_channel())
+                    # As for PostgreSQL: what was published before the
+                    # subscription took effect is read from the database.
+                    versions = await asyncio.to_thread(_versions, [*self.games])
+                    self._catch_up(versions)
+                    delay = 0.5
+                    async for message in pubsub.listen():
+                        if message["type"] == "message":
+                            self.deliver_payload(message["data"])
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                logger.exception("live listener lost Redis; retrying")
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 10)
+
     async def _listen_datagrams(self, directory: Path) -> None:
         hub = self
 
@@ -415,6 +517,15 @@ class Hub:
             )
             versions = dict(await cursor.fetchall())
         self._catch_up(versions)
+
+
+def _versions(game_ids: list[int]) -> dict[int, int]:
+    """The current version of each game (in a thread: the ORM is synchronous)."""
+    close_old_connections()
+    try:
+        return dict(Game.objects.filter(pk__in=game_ids).values_list("pk", "version"))
+    finally:
+        close_old_connections()
 
 
 def _log_failure(task: asyncio.Task) -> None:

@@ -7,10 +7,10 @@ rules and templates live only on the server.
 
 Each connection authenticates once, from the session cookie, with Django's own
 session engine and `auth.get_user` (in a thread: they are synchronous). While
-open it costs one small object in the hub, no database query and no thread; a
-`ping` event every 15 s keeps proxies awake and lets the page's script notice a
-dead connection (comment lines would be invisible to it). See games.live for how
-changes reach the hub.
+open it costs one small object in the hub, no database query, no thread and no
+timer; a `ping` event every 15 s (from the hub's one ticker) keeps proxies awake
+and lets the page's script notice a dead connection (comment lines would be
+invisible to it). See games.live for how changes reach the hub.
 """
 
 import asyncio
@@ -31,7 +31,6 @@ from .models import Game
 GAME_STREAM = re.compile(r"/games/(\d{1,18})/events/")
 LOBBY_STREAM = "/lobby/events/"
 
-KEEPALIVE_SECONDS = 15.0
 LOBBY_MIN_INTERVAL_SECONDS = 1.0
 # Each stream asks its browser to reconnect after its own delay in this range,
 # so that a restart is followed by a spread of reconnects, not a stampede.
@@ -188,18 +187,20 @@ async def _pump(receive, send, subscriber: Subscriber, news, pause: float = 0.0)
     watcher = asyncio.create_task(_watch_disconnect(receive, subscriber))
     try:
         while True:
-            woke = await subscriber.wait(KEEPALIVE_SECONDS)
+            fresh, ping_due = await subscriber.wait()
             if subscriber.closed:
                 # End the response properly (ignored when the client has left),
                 # so that the server closes the connection without an error.
                 await send({"type": "http.response.body", "body": b""})
                 return
-            body = news() if woke else PING
+            body = news() if fresh else None
+            if body is None and ping_due:
+                body = PING
             if body:
                 await send(
                     {"type": "http.response.body", "body": body, "more_body": True}
                 )
-                if woke and pause:
+                if fresh and pause:
                     await asyncio.sleep(pause)
     except OSError:
         return

@@ -29,7 +29,7 @@ from django.db import connection
 from django.urls import reverse
 
 from games import services, streams
-from games.live import Change, Subscriber, decode, encode, hub
+from games.live import KEEPALIVE_SLICES, Change, Subscriber, decode, encode, hub
 from tictactoe_site.asgi import application
 
 BOUND = 10.0  # seconds: generous for a loaded CI machine, never slept
@@ -299,11 +299,34 @@ def test_a_subscriber_keeps_only_the_latest_version():
         subscriber = Subscriber()
         for version in (3, 7, 5):
             subscriber.notify(version)
-        assert await subscriber.wait(BOUND)
-        assert not await subscriber.wait(0.01)  # one wake-up for the burst
-        return subscriber.pending
+        woke = await asyncio.wait_for(subscriber.wait(), BOUND)
+        subscriber.ping()
+        pinged = await asyncio.wait_for(subscriber.wait(), BOUND)
+        return woke, pinged, subscriber.pending
 
-    assert run(scenario()) == 7
+    # One wake-up for the burst, with the newest version; a ping is no news.
+    assert run(scenario()) == ((True, False), (False, True), 7)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_hubs_ticker_pings_each_stream_once_per_round(game, bob, client_for):
+    cookie = sessionid(client_for(bob))
+
+    async def scenario():
+        streams_ = [
+            Stream(f"/games/{game.pk}/events/?v={game.version}", cookie=cookie)
+            for _ in range(3)
+        ]
+        for stream in streams_:
+            await stream.response()
+        for _ in range(KEEPALIVE_SLICES):  # one round of the ticker
+            hub.tick()
+        pings = [await stream.event() for stream in streams_]
+        for stream in streams_:
+            await stream.close()
+        return pings
+
+    assert run(scenario()) == [{"event": "ping", "data": ""}] * 3
 
 
 def test_changes_round_trip_through_the_wire_format():
@@ -559,13 +582,11 @@ class Watcher:
         self._socket.shutdown(socket.SHUT_RDWR)
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def server_database(request, tmp_path):
-    """A database of its own for the server processes: a SQLite file, or a fresh
-    PostgreSQL database (skipped, and said so, only when PostgreSQL is down)."""
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'live.sqlite3'}"
-        return
+REDIS_URL = os.environ.get("LIVE_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
+
+
+def _postgres_database():
+    """A fresh PostgreSQL database (skipped, and said so, only when it is down)."""
     psycopg = pytest.importorskip("psycopg")
     try:
         admin = psycopg.connect(POSTGRES_URL, autocommit=True, connect_timeout=3)
@@ -581,14 +602,47 @@ def server_database(request, tmp_path):
         admin.close()
 
 
-def _server_env(database_url: str, port: int) -> dict:
+def _redis_reachable() -> None:
+    redis = pytest.importorskip("redis")
+    try:
+        redis.Redis.from_url(REDIS_URL, socket_connect_timeout=3).ping()
+    except redis.RedisError as exc:
+        pytest.skip(f"Redis unreachable at {REDIS_URL}: {exc}")
+
+
+@pytest.fixture
+def backend(request, tmp_path):
+    """What the server processes share, as their variables: a SQLite file (news
+    by local sockets), a PostgreSQL database (LISTEN/NOTIFY), or a PostgreSQL
+    database with REDIS_URL (Redis pub/sub)."""
+    if request.param == "sqlite":
+        yield {"DATABASE_URL": f"sqlite:///{tmp_path / 'live.sqlite3'}"}
+        return
+    if request.param == "redis":
+        _redis_reachable()
+    for database_url in _postgres_database():
+        env = {"DATABASE_URL": database_url}
+        if request.param == "redis":
+            env["REDIS_URL"] = REDIS_URL
+        yield env
+
+
+EVERY_BROKER = pytest.mark.parametrize(
+    "backend", ["sqlite", "postgresql", "redis"], indirect=True
+)
+SEVERAL_HOSTS = pytest.mark.parametrize(
+    "backend", ["postgresql", "redis"], indirect=True
+)
+
+
+def _server_env(backend: dict, port: int) -> dict:
     env = {
         key: value
         for key, value in os.environ.items()
-        if not key.startswith(("DJANGO_", "WEB_", "PYTEST"))
+        if not key.startswith(("DJANGO_", "WEB_", "PYTEST", "REDIS_"))
     }
     env.update(
-        DATABASE_URL=database_url,
+        backend,
         DJANGO_SETTINGS_MODULE="tests.settings",
         DJANGO_ALLOWED_HOSTS="127.0.0.1",
         HOST="127.0.0.1",
@@ -610,11 +664,11 @@ def _wait_until_serving(port: int, process) -> None:
     raise AssertionError(f"no server on port {port}")
 
 
-def _manage(database_url: str, *args: str) -> str:
+def _manage(backend: dict, *args: str) -> str:
     result = subprocess.run(
         [sys.executable, "manage.py", *args],
         cwd=ROOT,
-        env=_server_env(database_url, 0),
+        env=_server_env(backend, 0),
         capture_output=True,
         text=True,
         timeout=300,
@@ -624,16 +678,16 @@ def _manage(database_url: str, *args: str) -> str:
 
 
 @contextmanager
-def _serving(database_url: str, count: int, *, log=subprocess.DEVNULL, **env):
+def _serving(backend: dict, count: int, *, log=subprocess.DEVNULL, **env):
     """`count` servers (one worker process each, unless WEB_CONCURRENCY is given)
     on one database, as if on `count` hosts; yields their ports and processes."""
-    _manage(database_url, "migrate", "--noinput", "-v", "0")
+    _manage(backend, "migrate", "--noinput", "-v", "0")
     ports = [_free_port() for _ in range(count)]
     servers = [
         subprocess.Popen(
             [sys.executable, "-m", "tictactoe_site.serve"],
             cwd=ROOT,
-            env=_server_env(database_url, port) | env,
+            env=_server_env(backend, port) | env,
             stdout=log,
             stderr=subprocess.STDOUT,
         )
@@ -679,10 +733,8 @@ print(json.dumps({"sessions": sessions, "games": {g.pk: g.version for g in games
 CSRF = "a" * 32  # a CSRF secret of our own choosing, sent as cookie and field
 
 
-def _games(database_url: str, count: int) -> tuple[dict, dict[int, int]]:
-    output = _manage(
-        database_url, "shell", "-c", GAMES_SCRIPT.replace("COUNT", str(count))
-    )
+def _games(backend: dict, count: int) -> tuple[dict, dict[int, int]]:
+    output = _manage(backend, "shell", "-c", GAMES_SCRIPT.replace("COUNT", str(count)))
     made = json.loads(output.strip().splitlines()[-1])
     return made["sessions"], {int(k): v for k, v in made["games"].items()}
 
@@ -707,10 +759,9 @@ def _play(port: int, session: str, game_id: int, row: int, col: int, ply: int):
         connection.close()
 
 
-def test_a_move_through_one_server_process_reaches_a_stream_on_another(
-    server_database,
-):
-    with _serving(server_database, 2) as (ports, _):
+@EVERY_BROKER
+def test_a_move_through_one_server_process_reaches_a_stream_on_another(backend):
+    with _serving(backend, 2) as (ports, _):
         a, b = (f"http://127.0.0.1:{port}" for port in ports)
         alice, bob = Browser(), Browser()
         for browser, name in ((alice, "alice"), (bob, "bob")):
@@ -737,13 +788,12 @@ def test_a_move_through_one_server_process_reaches_a_stream_on_another(
 STOPPED_SECONDS = 2.5  # a long pause or CPU starvation of one worker
 
 
-def test_every_watcher_catches_up_after_its_server_process_was_stopped(
-    server_database,
-):
+@EVERY_BROKER
+def test_every_watcher_catches_up_after_its_server_process_was_stopped(backend):
     """40 moves while the watchers' process cannot read: far more changes than
     the kernel queues for it (net.unix.max_dgram_qlen, 10 by default)."""
-    with _serving(server_database, 2) as (ports, servers):
-        sessions, games = _games(server_database, 40)
+    with _serving(backend, 2) as (ports, servers):
+        sessions, games = _games(backend, 40)
         watchers = {
             (game_id, name): Watcher(
                 ports[0], f"/games/{game_id}/events/?v={version}", sessions[name]
@@ -781,13 +831,13 @@ def test_stopping_the_server_ends_open_streams_cleanly_and_in_time(tmp_path):
     """SIGTERM to `make serve`'s server (2 workers) with streams open: each
     stream ends properly, the log has no traceback, and the workers do not wait
     out their grace period."""
-    database_url = f"sqlite:///{tmp_path / 'live.sqlite3'}"
+    backend = {"DATABASE_URL": f"sqlite:///{tmp_path / 'live.sqlite3'}"}
     log_path = tmp_path / "serve.log"
     with (
         log_path.open("w") as log,
-        _serving(database_url, 1, log=log, WEB_CONCURRENCY="2") as (ports, servers),
+        _serving(backend, 1, log=log, WEB_CONCURRENCY="2") as (ports, servers),
     ):
-        sessions, games = _games(database_url, 5)
+        sessions, games = _games(backend, 5)
         watchers = [
             Watcher(ports[0], path, sessions[name])
             for name in ("alice", "bob", "carol")
@@ -807,3 +857,25 @@ def test_stopping_the_server_ends_open_streams_cleanly_and_in_time(tmp_path):
     assert "timeout graceful shutdown exceeded" not in output, output
     assert "ASGI callable" not in output, output
     assert output.count("Finished server process") == 2, output
+
+
+@SEVERAL_HOSTS
+def test_a_move_through_any_of_four_server_processes_reaches_all_of_them(backend):
+    """As if on 4 hosts: watchers on every process, a move through each in turn."""
+    with _serving(backend, 4) as (ports, _):
+        sessions, games = _games(backend, 1)
+        [(game_id, version)] = games.items()
+        watchers = [
+            Watcher(port, f"/games/{game_id}/events/?v={version}", sessions["carol"])
+            for port in ports
+        ]
+        for watcher in watchers:
+            assert watcher.next() == ("status", 200)
+        cells = [(0, 0), (1, 1), (0, 1), (2, 2)]
+        for ply, (port, (row, col)) in enumerate(zip(ports, cells, strict=True)):
+            player = sessions["alice" if ply % 2 == 0 else "bob"]
+            assert _play(port, player, game_id, row, col, ply) == 302
+            version += 1
+            assert [watcher.next() for watcher in watchers] == [("id", version)] * 4
+        for watcher in watchers:
+            watcher.close()
