@@ -127,9 +127,13 @@ def _viewer(cookie_header: str, game_id: int | None) -> tuple[int | None, int | 
         close_old_connections()
 
 
+class BadVersion(ValueError):
+    message = "Bad request: Last-Event-ID and v must be a game version (digits)."
+
+
 def _last_seen(scope) -> int | None:
     """The version the client already shows: Last-Event-ID on an automatic
-    reconnect, else `?v=` from the page."""
+    reconnect, else `?v=` from the page; None when it sent neither."""
     value = _header(scope, b"last-event-id")
     if not value:
         query = scope.get("query_string", b"").decode("latin-1")
@@ -137,9 +141,11 @@ def _last_seen(scope) -> int | None:
             key, _, raw = part.partition("=")
             if key == "v":
                 value = raw
-    return (
-        int(value) if value.isascii() and value.isdigit() and len(value) < 10 else None
-    )
+    if not value:
+        return None
+    if not (value.isascii() and value.isdigit() and len(value) < 10):
+        raise BadVersion()
+    return int(value)
 
 
 def _event(data: str, *, event: str | None = None, event_id: int | None = None):
@@ -212,6 +218,11 @@ async def game_stream(scope, receive, send, game_id: int) -> None:
     """`id:` and `data:` are the game's version, sent whenever it changes."""
     if await _bad_request(scope, send):
         return
+    try:
+        sent = _last_seen(scope)
+    except BadVersion as error:
+        await _refuse(send, 400, error.message)
+        return
     # Subscribe before reading the version, so that no change falls in between.
     subscriber = hub.subscribe_game(game_id)
     try:
@@ -226,7 +237,6 @@ async def game_stream(scope, receive, send, game_id: int) -> None:
             return
         if not await _open(send, scope):
             return
-        sent = _last_seen(scope)
         if version != sent:
             await send(
                 {

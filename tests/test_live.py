@@ -343,6 +343,8 @@ def test_merged_changes_keep_the_newest_version_and_every_lobby():
 
 # Refusals -------------------------------------------------------------------------
 
+GET_AND_HEAD_ONLY = "This address only accepts GET and HEAD requests."
+
 
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize(
@@ -351,12 +353,10 @@ def test_merged_changes_keep_the_newest_version_and_every_lobby():
         ("/games/{id}/events/", "GET", False, 403, "Log in to watch games."),
         ("/lobby/events/", "GET", False, 403, "Log in to see your lobby."),
         ("/games/999999/events/", "GET", True, 404, "There is no such game."),
-        (
-            "/games/{id}/events/",
-            "POST",
-            True,
-            405,
-            "This address only accepts GET and HEAD requests.",
+        *(
+            (path, method, True, 405, GET_AND_HEAD_ONLY)
+            for path in ("/games/{id}/events/", "/lobby/events/")
+            for method in ("POST", "PUT", "DELETE", "OPTIONS")
         ),
     ],
 )
@@ -379,19 +379,107 @@ def test_streams_refuse(
     assert hub.lobbies == {}
 
 
+async def _answer(path, **kwargs):
+    stream = Stream(path, **kwargs)
+    response = await stream.response()
+    await stream.close()
+    return response
+
+
 @pytest.mark.django_db(transaction=True)
-def test_stream_refuses_an_unknown_host(game, carol, client_for):
+@pytest.mark.parametrize(
+    "host",
+    ["evil.example", "127.0.0.1.evil.example", "evil.example:80", "", "127.0.0.1@x"],
+)
+@pytest.mark.parametrize("path", ["/games/{id}/events/", "/lobby/events/"])
+def test_streams_refuse_a_host_that_is_not_allowed(game, carol, client_for, host, path):
     cookie = sessionid(client_for(carol))
 
     async def scenario():
-        stream = Stream(f"/games/{game.pk}/events/", cookie=cookie)
-        stream.scope["headers"][0] = (b"host", b"evil.example")
+        stream = Stream(path.format(id=game.pk), cookie=cookie)
+        stream.scope["headers"][0] = (b"host", host.encode())
         response = await stream.response()
         await stream.close()
         return response
 
     status, _, body = run(scenario())
     assert (status, body) == (400, b"Bad request: unknown host.")
+    assert hub.games == {}
+    assert hub.lobbies == {}
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize(
+    ("query", "headers"),
+    [
+        ("?v=abc", []),
+        ("?v=-1", []),
+        ("?v=1e3", []),
+        ("?v=١", []),  # a non-ASCII digit
+        ("?v=12345678901", []),
+        ("", [("last-event-id", "not-a-version")]),
+        ("?v=1", [("last-event-id", "2; DROP")]),
+    ],
+)
+def test_game_stream_refuses_a_version_that_is_not_one(
+    game, carol, client_for, query, headers
+):
+    cookie = sessionid(client_for(carol))
+    path = f"/games/{game.pk}/events/{query}"
+    status, _, body = run(_answer(path, cookie=cookie, headers=headers))
+    assert (status, body.decode()) == (
+        400,
+        "Bad request: Last-Event-ID and v must be a game version (digits).",
+    )
+    assert hub.games == {}
+
+
+def _inactive(user):
+    user.is_active = False
+    user.save()
+
+
+def _password_changed(user):
+    user.set_password("a-new-password-after-the-login")
+    user.save()
+
+
+def _session_expired(user):
+    from django.contrib.sessions.models import Session
+    from django.utils import timezone
+
+    Session.objects.update(expire_date=timezone.now())
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize(
+    "change", [_inactive, _password_changed, _session_expired], ids=lambda f: f.__name__
+)
+@pytest.mark.parametrize(
+    ("path", "message"),
+    [
+        ("/games/{id}/events/", "Log in to watch games."),
+        ("/lobby/events/", "Log in to see your lobby."),
+    ],
+)
+def test_streams_refuse_a_session_a_page_would_refuse(
+    game, carol, client_for, change, path, message
+):
+    client = client_for(carol)
+    cookie = sessionid(client)
+    # The same session opens a stream before the change, and a page refuses it
+    # after it, as the stream must.
+    status, _, _ = run(_answer(path.format(id=game.pk), cookie=cookie, method="HEAD"))
+    assert status == 200
+    change(carol)
+    page = client.get(reverse("game_detail", args=[game.pk]))
+    assert page.status_code == 302
+    assert page["Location"].startswith(reverse("login"))
+
+    status, _, body = run(_answer(path.format(id=game.pk), cookie=cookie))
+    assert (status, body.decode()) == (403, message)
+    assert hub.games == {}
+    assert hub.lobbies == {}
 
 
 def test_stream_routes_match_the_url_names():
