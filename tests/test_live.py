@@ -281,17 +281,23 @@ def test_lobby_stream_hears_about_own_games_and_open_games_only(
         stream = Stream("/lobby/events/", cookie=cookie)
         status, _, _ = await stream.response()
         assert status == 200
+        [subscriber] = hub.lobbies[bob.pk]
+        # The hub is told (on this loop) before the service call returns here.
         await in_thread(services.create_game, creator=alice, opponent=bob, side="x")
-        against_bob = await stream.event()
+        against_bob = subscriber.pending
         await in_thread(services.create_game, creator=carol, opponent=alice, side="x")
+        after_a_private_game = subscriber.pending
         await in_thread(services.create_game, creator=carol, opponent=None, side="x")
-        open_game = await stream.event()
+        after_an_open_game = subscriber.pending
+        event = await stream.event()
         await stream.close()
-        return against_bob, open_game
+        return against_bob, after_a_private_game, after_an_open_game, event
 
-    against_bob, open_game = run(scenario())
-    assert against_bob == {"event": "lobby", "data": "refresh"}
-    assert open_game == {"event": "lobby", "data": "refresh"}
+    against_bob, private, open_game, event = run(scenario())
+    assert against_bob > 0, "bob's new game reached his lobby"
+    assert private == against_bob, "another pair's private game did not"
+    assert open_game > private, "an open game did"
+    assert event == {"event": "lobby", "data": "refresh"}
 
 
 def test_a_subscriber_keeps_only_the_latest_version():
