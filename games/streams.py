@@ -28,7 +28,10 @@ from django.http.request import split_domain_port, validate_host
 from .live import Subscriber, hub
 from .models import Game
 
-GAME_STREAM = re.compile(r"/games/(\d{1,18})/events/")
+# The same paths as the <int:game_id> URL pattern, so that every stream request
+# reaches a stream handler; an id too long for the database names no game (0).
+GAME_STREAM = re.compile(r"/games/([0-9]+)/events/")
+LONGEST_ID = 18
 LOBBY_STREAM = "/lobby/events/"
 
 LOBBY_MIN_INTERVAL_SECONDS = 1.0
@@ -50,7 +53,7 @@ def route(path: str):
         return lobby_stream
     match = GAME_STREAM.fullmatch(path)
     if match is not None:
-        game_id = int(match[1])
+        game_id = int(match[1]) if len(match[1]) <= LONGEST_ID else 0
 
         async def game(scope, receive, send):
             await game_stream(scope, receive, send, game_id)

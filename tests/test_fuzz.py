@@ -25,7 +25,7 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.db import transaction
 from django.test import Client
-from hypothesis import HealthCheck, event, given, settings
+from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 
 from games import services
@@ -598,6 +598,17 @@ def _raw(text: str) -> bytes:
     host=st.one_of(st.just("testserver"), st.just("testserver"), hostile_text),
     extra=st.lists(st.tuples(hostile_text, hostile_text), max_size=3),
     body=st.binary(max_size=200),
+)
+@example(  # an id longer than the database's: still the stream handler's
+    actor="anonymous",
+    template="/games/{id}/events/",
+    game="huge",
+    method="GET",
+    query={},
+    last_event_id=None,
+    host="testserver",
+    extra=[],
+    body=b"",
 )
 def test_hostile_requests_to_the_streams(
     world,

@@ -359,6 +359,7 @@ GET_AND_HEAD_ONLY = "This address only accepts GET and HEAD requests."
         ("/games/{id}/events/", "GET", False, 403, "Log in to watch games."),
         ("/lobby/events/", "GET", False, 403, "Log in to see your lobby."),
         ("/games/999999/events/", "GET", True, 404, "There is no such game."),
+        ("/games/" + "9" * 30 + "/events/", "GET", True, 404, "There is no such game."),
         *(
             (path, method, True, 405, GET_AND_HEAD_ONLY)
             for path in ("/games/{id}/events/", "/lobby/events/")
@@ -493,6 +494,7 @@ def test_stream_routes_match_the_url_names():
     assert streams.route(reverse("lobby_events")) is streams.lobby_stream
     assert streams.route(reverse("game_live", args=[7])) is None
     assert streams.route("/games/7/events/extra") is None
+    assert streams.route("/games/٧/events/") is None  # not an ASCII digit
 
 
 @pytest.mark.parametrize("name", ["game_events", "lobby_events"])
