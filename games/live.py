@@ -297,6 +297,7 @@ class Hub:
         self.lobbies: dict[int, set[Subscriber]] = {}
         self._lobby_counter = 0
         self.accepting = True  # False once the server shuts down
+        self.listening = asyncio.Event()
         self.slices: list[set[Subscriber]] = [set() for _ in range(KEEPALIVE_SLICES)]
         self._next_slice = 0
         self._ticks = 0
@@ -313,20 +314,22 @@ class Hub:
         self.accepting = True
         if self._ticker is None or self._ticker.done():
             self._ticker = asyncio.create_task(self._keep_alive())
-        listening = self._listener is not None and not self._listener.done()
+        if self._datagrams is not None or (
+            self._listener is not None and not self._listener.done()
+        ):
+            return  # listening already
+        # Set while every change published from now on reaches this hub.
+        self.listening = asyncio.Event()
         if settings.REDIS_URL:
-            if not listening:
-                self._listener = asyncio.create_task(
-                    self._listen_redis(settings.REDIS_URL)
-                )
-            return
-        if uses_postgres() and not listening:
+            self._listener = asyncio.create_task(self._listen_redis(settings.REDIS_URL))
+        elif uses_postgres():
             self._listener = asyncio.create_task(self._listen_postgres())
-        directory = socket_directory()
-        if directory is not None and self._socket_path is None:
+        elif (directory := socket_directory()) is not None:
             self._socket_path = directory / f"{os.getpid()}-{secrets.token_hex(4)}.sock"
             self._listener = asyncio.create_task(self._listen_datagrams(directory))
             self._listener.add_done_callback(_log_failure)
+        else:
+            self.listening.set()  # in memory: publish tells this hub directly
 
     def stop(self) -> None:
         if self._ticker is not None:
@@ -454,6 +457,7 @@ class Hub:
                     # reconnecting) were not heard: wake every stream with the
                     # current version of its game.
                     await self._resync(conn)
+                    self.listening.set()
                     delay = 0.5
                     async for notify in conn.notifies():
                         self.deliver_payload(notify.payload)
@@ -461,6 +465,7 @@ class Hub:
                 raise
             except Exception:
                 logger.exception("live listener lost its connection; retrying")
+            self.listening.clear()
             await asyncio.sleep(delay)
             delay = min(delay * 2, 10)
 
@@ -480,6 +485,7 @@ class Hub:
                     # subscription took effect is read from the database.
                     versions = await asyncio.to_thread(_versions, [*self.games])
                     self._catch_up(versions)
+                    self.listening.set()
                     delay = 0.5
                     async for message in pubsub.listen():
                         if message["type"] == "message":
@@ -488,6 +494,7 @@ class Hub:
                 raise
             except Exception:
                 logger.exception("live listener lost Redis; retrying")
+            self.listening.clear()
             await asyncio.sleep(delay)
             delay = min(delay * 2, 10)
 
@@ -506,6 +513,7 @@ class Hub:
         self._datagrams, _ = await self.loop.create_datagram_endpoint(
             Receiver, sock=sock
         )
+        self.listening.set()
 
     async def _resync(self, conn) -> None:
         ids = list(self.games)

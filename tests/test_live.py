@@ -273,28 +273,45 @@ def test_forfeit_join_and_rematch_reach_the_stream(alice, bob, client_for):
 
 @pytest.mark.django_db(transaction=True)
 def test_lobby_stream_hears_about_own_games_and_open_games_only(
-    alice, bob, carol, client_for
+    alice, bob, carol, client_for, monkeypatch
 ):
     cookie = sessionid(client_for(bob))
+    heard: dict[int, asyncio.Event] = {}
+    deliver = hub.deliver
+
+    def deliver_and_note(change):
+        deliver(change)
+        heard.setdefault(change.game_id, asyncio.Event()).set()
+
+    monkeypatch.setattr(hub, "deliver", deliver_and_note)
+
+    async def create(**kwargs):
+        """Create a game; return bob's lobby news once this hub has heard of it."""
+        game = await in_thread(services.create_game, side="x", **kwargs)
+        await asyncio.wait_for(heard.setdefault(game.pk, asyncio.Event()).wait(), BOUND)
+        return subscriber.pending
 
     async def scenario():
+        nonlocal subscriber
         stream = Stream("/lobby/events/", cookie=cookie)
         status, _, _ = await stream.response()
         assert status == 200
+        await asyncio.wait_for(hub.listening.wait(), BOUND)
         [subscriber] = hub.lobbies[bob.pk]
-        # The hub is told (on this loop) before the service call returns here.
-        await in_thread(services.create_game, creator=alice, opponent=bob, side="x")
-        against_bob = subscriber.pending
-        await in_thread(services.create_game, creator=carol, opponent=alice, side="x")
-        after_a_private_game = subscriber.pending
-        await in_thread(services.create_game, creator=carol, opponent=None, side="x")
-        after_an_open_game = subscriber.pending
+        before = subscriber.pending
+        news = (
+            before,
+            await create(creator=alice, opponent=bob),
+            await create(creator=carol, opponent=alice),
+            await create(creator=carol, opponent=None),
+        )
         event = await stream.event()
         await stream.close()
-        return against_bob, after_a_private_game, after_an_open_game, event
+        return news, event
 
-    against_bob, private, open_game, event = run(scenario())
-    assert against_bob > 0, "bob's new game reached his lobby"
+    subscriber = None
+    (before, against_bob, private, open_game), event = run(scenario())
+    assert against_bob > before, "bob's new game reached his lobby"
     assert private == against_bob, "another pair's private game did not"
     assert open_game > private, "an open game did"
     assert event == {"event": "lobby", "data": "refresh"}
