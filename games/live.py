@@ -5,14 +5,27 @@ the game events (after commit). A `Change` names the game, its new version and
 whose lobbies care. The `Hub` of each server process keeps, per open stream, only
 the latest version (bounded memory), and wakes the streams that care.
 
-Between processes the news travels through PostgreSQL's LISTEN/NOTIFY. With a
-SQLite file (all processes on one host) it travels as datagrams to a Unix socket
-per process, in a private directory named after the database file; with an
-in-memory database (tests: one process) the hub is told directly.
+Between processes the news travels through Redis pub/sub when REDIS_URL is set
+(several hosts, any database), else through PostgreSQL's LISTEN/NOTIFY. Both
+servers queue the news for a busy listener (it reads late, never loses it), and
+a listener that lost its connection resyncs from the database once it is back.
+With a SQLite file (all processes on one host) it travels as datagrams to a Unix
+socket per process, in a private directory named after the database file; with
+an in-memory database (tests: one process) the hub is told directly.
+
+Datagrams are never dropped while their receiver lives. Linux queues only
+`net.unix.max_dgram_qlen` datagrams on a socket, so a receiver whose event loop
+is behind (stopped, starved of CPU) refuses more for a while. The `Postman` then
+keeps a backlog per destination, coalesced by game (only a game's latest version
+matters, so the backlog is bounded by the number of games that changed), and a
+retry thread sends it, many changes per datagram, until the receiver takes it or
+its socket is gone (the process ended: its streams reconnect elsewhere and catch
+up from `Last-Event-ID`). Only a sender that dies with a backlog loses news.
 """
 
 import asyncio
 import contextlib
+import functools
 import hashlib
 import json
 import logging
@@ -21,10 +34,12 @@ import secrets
 import socket
 import tempfile
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from django.db import connection
+from django.conf import settings
+from django.db import close_old_connections, connection
 from django.dispatch import receiver
 
 from . import events
@@ -43,15 +58,31 @@ class Change:
     # True when the list of open games changed (a game opened or was joined).
     open_games: bool = False
 
-    def to_json(self) -> str:
-        return json.dumps(
-            [self.game_id, self.version, list(self.player_ids), self.open_games]
+    def merged(self, older: "Change | None") -> "Change":
+        """One change that says what both say: the newer version, every lobby."""
+        if older is None:
+            return self
+        return Change(
+            self.game_id,
+            max(self.version, older.version),
+            tuple(sorted({*self.player_ids, *older.player_ids})),
+            self.open_games or older.open_games,
         )
 
-    @classmethod
-    def from_json(cls, text: str) -> "Change":
-        game_id, version, player_ids, open_games = json.loads(text)
-        return cls(int(game_id), int(version), tuple(player_ids), bool(open_games))
+
+def encode(changes: list[Change]) -> str:
+    """The wire format of every broker: a JSON list of changes."""
+    return json.dumps(
+        [[c.game_id, c.version, list(c.player_ids), c.open_games] for c in changes]
+    )
+
+
+def decode(text: str | bytes) -> list[Change]:
+    """The changes in a payload; ValueError/TypeError when it is not one."""
+    return [
+        Change(int(game_id), int(version), tuple(map(int, players)), bool(is_open))
+        for game_id, version, players, is_open in json.loads(text)
+    ]
 
 
 def uses_postgres() -> bool:
@@ -69,33 +100,110 @@ def socket_directory() -> Path | None:
     return Path(tempfile.gettempdir()) / f"tictactoe-live-{digest}"
 
 
-_sender = threading.local()
+class Postman:
+    """Datagrams to every process's socket, kept and retried until taken."""
+
+    RETRY_SECONDS = 0.02
+    CHANGES_PER_DATAGRAM = 200  # ~10 KB: far below the socket's send buffer
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._backlog: dict[str, dict[int, Change]] = {}  # path -> game -> change
+        self._pending = threading.Event()
+        self._socket: socket.socket | None = None
+        self._thread: threading.Thread | None = None
+
+    def send(self, directory: Path, change: Change) -> None:
+        with self._lock:
+            for path in directory.glob("*.sock"):
+                waiting = self._backlog.get(str(path))
+                if waiting is not None:  # keep the order: after what waits
+                    waiting[change.game_id] = change.merged(waiting.get(change.game_id))
+                    continue
+                waiting = {change.game_id: change}
+                if not self._flush(str(path), waiting):
+                    self._backlog[str(path)] = waiting
+            if self._backlog:
+                self._start_retrying()
+
+    def _flush(self, path: str, waiting: dict[int, Change]) -> bool:
+        """Send what waits for `path`; True when nothing is left to send."""
+        if self._socket is None:
+            self._socket = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+            self._socket.setblocking(False)
+        while waiting:
+            batch = list(waiting.values())[: self.CHANGES_PER_DATAGRAM]
+            try:
+                self._socket.sendto(encode(batch).encode(), path)
+            except BlockingIOError:
+                return False  # the receiver's queue is full: retry later
+            except (ConnectionRefusedError, FileNotFoundError):
+                Path(path).unlink(missing_ok=True)  # its process is gone
+                waiting.clear()
+                return True
+            except OSError:
+                logger.warning("live update to %s delayed", path, exc_info=True)
+                return False
+            for change in batch:
+                del waiting[change.game_id]
+        return True
+
+    def _start_retrying(self) -> None:
+        self._pending.set()
+        if self._thread is None or not self._thread.is_alive():
+            self._thread = threading.Thread(
+                target=self._retry, name="live-postman", daemon=True
+            )
+            self._thread.start()
+
+    def _retry(self) -> None:
+        while True:
+            self._pending.wait()
+            time.sleep(self.RETRY_SECONDS)  # give the receivers time to read
+            with self._lock:
+                for path, waiting in list(self._backlog.items()):
+                    if self._flush(path, waiting):
+                        del self._backlog[path]
+                if not self._backlog:
+                    self._pending.clear()
 
 
-def _send_datagrams(directory: Path, payload: bytes) -> None:
-    """One datagram to each process's socket; a dead process's socket is removed."""
-    sender = getattr(_sender, "socket", None)
-    if sender is None:
-        sender = _sender.socket = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-        sender.setblocking(False)
-    for path in directory.glob("*.sock"):
-        try:
-            sender.sendto(payload, str(path))
-        except (ConnectionRefusedError, FileNotFoundError):
-            path.unlink(missing_ok=True)
-        except OSError:
-            logger.warning("live update not delivered to %s", path)
+postman = Postman()
+
+
+def redis_channel() -> str:
+    """The Redis channel of this site: one per database, so that sites (or test
+    runs) sharing a Redis server do not hear each other (pub/sub ignores the
+    Redis database number)."""
+    where = "{HOST}:{PORT}/{NAME}".format_map(connection.settings_dict)
+    return f"tictactoe:{hashlib.sha256(where.encode()).hexdigest()[:16]}:live"
+
+
+@functools.cache
+def _redis_publisher(url: str):
+    import redis
+
+    return redis.Redis.from_url(url)  # thread-safe: a pool of connections
 
 
 def publish(change: Change) -> None:
     """Tell every server process. Runs in the request's thread, after commit."""
+    if settings.REDIS_URL:
+        try:
+            _redis_publisher(settings.REDIS_URL).publish(
+                redis_channel(), encode([change])
+            )
+        except Exception:
+            # The move stands; the listeners lost Redis too and resync on return.
+            logger.exception("live update not published to Redis")
+        return
     if uses_postgres():
         with connection.cursor() as cursor:
-            cursor.execute("SELECT pg_notify(%s, %s)", [CHANNEL, change.to_json()])
+            cursor.execute("SELECT pg_notify(%s, %s)", [CHANNEL, encode([change])])
         return
     directory = socket_directory()
     if directory is not None and directory.is_dir():
-        _send_datagrams(directory, change.to_json().encode())
+        postman.send(directory, change)
     else:
         hub.deliver_threadsafe(change)
 
@@ -127,43 +235,61 @@ def publish_move_made(sender, *, game, **kwargs):
     publish(_change_for(game))
 
 
+# A game that ends by a move was published by move_made already.
+ENDED_BY_A_MOVE = frozenset({GameStatus.X_WON, GameStatus.O_WON, GameStatus.DRAW})
+
+
 @receiver(events.game_ended, dispatch_uid="live_game_ended")
-def publish_game_forfeited(sender, *, game, status, **kwargs):
-    # A game that ends by a move was published by move_made already. An aborted
-    # game with a free side was an open game: the open-games lists change too.
-    if status in (GameStatus.X_FORFEITS, GameStatus.O_FORFEITS, GameStatus.ABORTED):
+def publish_game_ended_without_a_move(sender, *, game, status, **kwargs):
+    # An aborted game with a free side was an open game: the open-games lists
+    # change too.
+    if status not in ENDED_BY_A_MOVE:
         publish(
             _change_for(game, open_games=None in (game.player_x_id, game.player_o_id))
         )
 
 
+# The keep-alive ping: every stream gets one each KEEPALIVE_SECONDS, from one
+# ticker per process that pings a slice of the streams at a time (no timer per
+# stream, and no burst of every ping at once).
+KEEPALIVE_SECONDS = 15.0
+KEEPALIVE_SLICES = 15
+
+
 class Subscriber:
     """One open stream: the latest news it has not sent yet, and a wake-up."""
 
-    __slots__ = ("_event", "pending", "closed")
+    __slots__ = ("_event", "pending", "fresh", "ping_due", "closed", "slice")
 
-    def __init__(self) -> None:
+    def __init__(self, slice_: int = 0) -> None:
         self._event = asyncio.Event()
         self.pending = 0  # the newest version (or a counter) not yet sent
+        self.fresh = False  # news arrived since the last wake-up
+        self.ping_due = False
         self.closed = False
+        self.slice = slice_
 
     def notify(self, version: int) -> None:
         if version > self.pending:
             self.pending = version
+        self.fresh = True
+        self._event.set()
+
+    def ping(self) -> None:
+        self.ping_due = True
         self._event.set()
 
     def close(self) -> None:
         self.closed = True
         self._event.set()
 
-    async def wait(self, timeout: float) -> bool:
-        """True when there is news (or the stream closed), False on timeout."""
-        try:
-            await asyncio.wait_for(self._event.wait(), timeout)
-        except TimeoutError:
-            return False
+    async def wait(self) -> tuple[bool, bool]:
+        """Until news, a ping or the end: (news arrived, a ping is due)."""
+        await self._event.wait()
         self._event.clear()
-        return True
+        woke = self.fresh, self.ping_due
+        self.fresh = self.ping_due = False
+        return woke
 
 
 class Hub:
@@ -174,6 +300,12 @@ class Hub:
         self.games: dict[int, set[Subscriber]] = {}
         self.lobbies: dict[int, set[Subscriber]] = {}
         self._lobby_counter = 0
+        self.accepting = True  # False once the server shuts down
+        self.listening = asyncio.Event()
+        self.slices: list[set[Subscriber]] = [set() for _ in range(KEEPALIVE_SLICES)]
+        self._next_slice = 0
+        self._ticks = 0
+        self._ticker: asyncio.Task | None = None
         self._listener: asyncio.Task | None = None
         self._datagrams: asyncio.DatagramTransport | None = None
         self._socket_path: Path | None = None
@@ -181,17 +313,32 @@ class Hub:
     # Life cycle (ASGI lifespan) -------------------------------------------------
 
     def start(self) -> None:
-        """Bind to the running event loop; on PostgreSQL, start listening."""
+        """Bind to the running event loop and start listening to the broker."""
         self.loop = asyncio.get_running_loop()
-        if uses_postgres() and (self._listener is None or self._listener.done()):
+        self.accepting = True
+        if self._ticker is None or self._ticker.done():
+            self._ticker = asyncio.create_task(self._keep_alive())
+        if self._datagrams is not None or (
+            self._listener is not None and not self._listener.done()
+        ):
+            return  # listening already
+        # Set while every change published from now on reaches this hub.
+        self.listening = asyncio.Event()
+        if settings.REDIS_URL:
+            self._listener = asyncio.create_task(self._listen_redis(settings.REDIS_URL))
+        elif uses_postgres():
             self._listener = asyncio.create_task(self._listen_postgres())
-        directory = socket_directory()
-        if directory is not None and self._socket_path is None:
+        elif (directory := socket_directory()) is not None:
             self._socket_path = directory / f"{os.getpid()}-{secrets.token_hex(4)}.sock"
             self._listener = asyncio.create_task(self._listen_datagrams(directory))
             self._listener.add_done_callback(_log_failure)
+        else:
+            self.listening.set()  # in memory: publish tells this hub directly
 
     def stop(self) -> None:
+        if self._ticker is not None:
+            self._ticker.cancel()
+            self._ticker = None
         if self._listener is not None:
             self._listener.cancel()
             self._listener = None
@@ -203,12 +350,20 @@ class Hub:
             with contextlib.suppress(OSError):  # the last process out tidies up
                 self._socket_path.parent.rmdir()
             self._socket_path = None
+        self.close_streams()
+        self.games.clear()
+        self.lobbies.clear()
+        for subscribers in self.slices:
+            subscribers.clear()
+        self.loop = None
+
+    def close_streams(self) -> None:
+        """End every open stream, and each one opened from now on, at once: the
+        server is shutting down (browsers reconnect to another process)."""
+        self.accepting = False
         for subscribers in [*self.games.values(), *self.lobbies.values()]:
             for subscriber in subscribers:
                 subscriber.close()
-        self.games.clear()
-        self.lobbies.clear()
-        self.loop = None
 
     # Subscriptions (called on the event loop) -----------------------------------
 
@@ -221,17 +376,35 @@ class Hub:
     def _subscribe(self, table: dict, key: int) -> Subscriber:
         if self.loop is not asyncio.get_running_loop():
             self.start()
-        subscriber = Subscriber()
+        subscriber = Subscriber(self._next_slice)
+        self._next_slice = (self._next_slice + 1) % KEEPALIVE_SLICES
+        if not self.accepting:
+            subscriber.close()
         table.setdefault(key, set()).add(subscriber)
+        self.slices[subscriber.slice].add(subscriber)
         return subscriber
 
     def unsubscribe(self, key: int, subscriber: Subscriber, *, lobby=False) -> None:
         table = self.lobbies if lobby else self.games
+        self.slices[subscriber.slice].discard(subscriber)
         subscribers = table.get(key)
         if subscribers is not None:
             subscribers.discard(subscriber)
             if not subscribers:
                 del table[key]
+
+    # Keep-alive ----------------------------------------------------------------
+
+    async def _keep_alive(self) -> None:
+        while True:
+            await asyncio.sleep(KEEPALIVE_SECONDS / KEEPALIVE_SLICES)
+            self.tick()
+
+    def tick(self) -> None:
+        """Ping the next slice of the streams."""
+        for subscriber in self.slices[self._ticks % KEEPALIVE_SLICES]:
+            subscriber.ping()
+        self._ticks += 1
 
     # Delivery ------------------------------------------------------------------
 
@@ -248,6 +421,15 @@ class Hub:
             ]
         for subscriber in lobby_subscribers:
             subscriber.notify(self._lobby_counter)
+
+    def deliver_payload(self, payload: str | bytes) -> None:
+        try:
+            changes = decode(payload)
+        except (ValueError, TypeError):
+            logger.warning("ignored live payload %r", payload[:100])
+            return
+        for change in changes:
+            self.deliver(change)
 
     def deliver_threadsafe(self, change: Change) -> None:
         loop = self.loop
@@ -279,16 +461,44 @@ class Hub:
                     # reconnecting) were not heard: wake every stream with the
                     # current version of its game.
                     await self._resync(conn)
+                    self.listening.set()
                     delay = 0.5
                     async for notify in conn.notifies():
-                        try:
-                            self.deliver(Change.from_json(notify.payload))
-                        except (ValueError, TypeError):
-                            logger.warning("ignored live payload %r", notify.payload)
+                        self.deliver_payload(notify.payload)
             except asyncio.CancelledError:
                 raise
             except Exception:
                 logger.exception("live listener lost its connection; retrying")
+            self.listening.clear()
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 10)
+
+    async def _listen_redis(self, url: str) -> None:
+        """SUBSCRIBE to changes from every process; reconnect and catch up on loss."""
+        import redis.asyncio
+
+        delay = 0.5
+        while True:
+            try:
+                async with (
+                    redis.asyncio.Redis.from_url(url) as client,
+                    client.pubsub() as pubsub,
+                ):
+                    await pubsub.subscribe(redis_channel())
+                    # As for PostgreSQL: what was published before the
+                    # subscription took effect is read from the database.
+                    versions = await asyncio.to_thread(_versions, [*self.games])
+                    self._catch_up(versions)
+                    self.listening.set()
+                    delay = 0.5
+                    async for message in pubsub.listen():
+                        if message["type"] == "message":
+                            self.deliver_payload(message["data"])
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                logger.exception("live listener lost Redis; retrying")
+            self.listening.clear()
             await asyncio.sleep(delay)
             delay = min(delay * 2, 10)
 
@@ -297,10 +507,7 @@ class Hub:
 
         class Receiver(asyncio.DatagramProtocol):
             def datagram_received(self, data, addr):
-                try:
-                    hub.deliver(Change.from_json(data.decode()))
-                except (ValueError, TypeError):
-                    logger.warning("ignored live datagram %r", data[:100])
+                hub.deliver_payload(data)
 
         directory.mkdir(mode=0o700, exist_ok=True)
         # Bound here: uvloop takes a ready socket but not a Unix local_addr.
@@ -310,6 +517,7 @@ class Hub:
         self._datagrams, _ = await self.loop.create_datagram_endpoint(
             Receiver, sock=sock
         )
+        self.listening.set()
 
     async def _resync(self, conn) -> None:
         ids = list(self.games)
@@ -321,6 +529,15 @@ class Hub:
             )
             versions = dict(await cursor.fetchall())
         self._catch_up(versions)
+
+
+def _versions(game_ids: list[int]) -> dict[int, int]:
+    """The current version of each game (in a thread: the ORM is synchronous)."""
+    close_old_connections()
+    try:
+        return dict(Game.objects.filter(pk__in=game_ids).values_list("pk", "version"))
+    finally:
+        close_old_connections()
 
 
 def _log_failure(task: asyncio.Task) -> None:

@@ -7,13 +7,14 @@ rules and templates live only on the server.
 
 Each connection authenticates once, from the session cookie, with Django's own
 session engine and `auth.get_user` (in a thread: they are synchronous). While
-open it costs one small object in the hub, no database query and no thread; a
-`ping` event every 15 s keeps proxies awake and lets the page's script notice a
-dead connection (comment lines would be invisible to it). See games.live for how
-changes reach the hub.
+open it costs one small object in the hub, no database query, no thread and no
+timer; a `ping` event every 15 s (from the hub's one ticker) keeps proxies awake
+and lets the page's script notice a dead connection (comment lines would be
+invisible to it). See games.live for how changes reach the hub.
 """
 
 import asyncio
+import random
 import re
 from importlib import import_module
 
@@ -27,12 +28,16 @@ from django.http.request import split_domain_port, validate_host
 from .live import Subscriber, hub
 from .models import Game
 
-GAME_STREAM = re.compile(r"/games/(\d{1,18})/events/")
+# The same paths as the <int:game_id> URL pattern, so that every stream request
+# reaches a stream handler; an id too long for the database names no game (0).
+GAME_STREAM = re.compile(r"/games/([0-9]+)/events/")
+LONGEST_ID = 18
 LOBBY_STREAM = "/lobby/events/"
 
-KEEPALIVE_SECONDS = 15.0
 LOBBY_MIN_INTERVAL_SECONDS = 1.0
-RETRY_MILLISECONDS = 2000
+# Each stream asks its browser to reconnect after its own delay in this range,
+# so that a restart is followed by a spread of reconnects, not a stampede.
+RETRY_MILLISECONDS = (1000, 5000)
 
 STREAM_HEADERS = [
     (b"content-type", b"text/event-stream; charset=utf-8"),
@@ -48,7 +53,7 @@ def route(path: str):
         return lobby_stream
     match = GAME_STREAM.fullmatch(path)
     if match is not None:
-        game_id = int(match[1])
+        game_id = int(match[1]) if len(match[1]) <= LONGEST_ID else 0
 
         async def game(scope, receive, send):
             await game_stream(scope, receive, send, game_id)
@@ -125,9 +130,13 @@ def _viewer(cookie_header: str, game_id: int | None) -> tuple[int | None, int | 
         close_old_connections()
 
 
+class BadVersion(ValueError):
+    message = "Bad request: Last-Event-ID and v must be a game version (digits)."
+
+
 def _last_seen(scope) -> int | None:
     """The version the client already shows: Last-Event-ID on an automatic
-    reconnect, else `?v=` from the page."""
+    reconnect, else `?v=` from the page; None when it sent neither."""
     value = _header(scope, b"last-event-id")
     if not value:
         query = scope.get("query_string", b"").decode("latin-1")
@@ -135,9 +144,11 @@ def _last_seen(scope) -> int | None:
             key, _, raw = part.partition("=")
             if key == "v":
                 value = raw
-    return (
-        int(value) if value.isascii() and value.isdigit() and len(value) < 10 else None
-    )
+    if not value:
+        return None
+    if not (value.isascii() and value.isdigit() and len(value) < 10):
+        raise BadVersion()
+    return int(value)
 
 
 def _event(data: str, *, event: str | None = None, event_id: int | None = None):
@@ -164,7 +175,7 @@ async def _open(send, scope) -> bool:
     await send(
         {
             "type": "http.response.body",
-            "body": f"retry: {RETRY_MILLISECONDS}\n\n".encode(),
+            "body": f"retry: {random.randint(*RETRY_MILLISECONDS)}\n\n".encode(),
             "more_body": True,
         }
     )
@@ -180,19 +191,25 @@ async def _watch_disconnect(receive, subscriber: Subscriber) -> None:
 
 
 async def _pump(receive, send, subscriber: Subscriber, news, pause: float = 0.0):
-    """Until the client leaves: on news, send what `news()` returns; else ping."""
+    """Until the client leaves or the server shuts down: on news, send what
+    `news()` returns; else ping."""
     watcher = asyncio.create_task(_watch_disconnect(receive, subscriber))
     try:
         while True:
-            woke = await subscriber.wait(KEEPALIVE_SECONDS)
+            fresh, ping_due = await subscriber.wait()
             if subscriber.closed:
+                # End the response properly (ignored when the client has left),
+                # so that the server closes the connection without an error.
+                await send({"type": "http.response.body", "body": b""})
                 return
-            body = news() if woke else PING
+            body = news() if fresh else None
+            if body is None and ping_due:
+                body = PING
             if body:
                 await send(
                     {"type": "http.response.body", "body": body, "more_body": True}
                 )
-                if woke and pause:
+                if fresh and pause:
                     await asyncio.sleep(pause)
     except OSError:
         return
@@ -203,6 +220,11 @@ async def _pump(receive, send, subscriber: Subscriber, news, pause: float = 0.0)
 async def game_stream(scope, receive, send, game_id: int) -> None:
     """`id:` and `data:` are the game's version, sent whenever it changes."""
     if await _bad_request(scope, send):
+        return
+    try:
+        sent = _last_seen(scope)
+    except BadVersion as error:
+        await _refuse(send, 400, error.message)
         return
     # Subscribe before reading the version, so that no change falls in between.
     subscriber = hub.subscribe_game(game_id)
@@ -218,7 +240,6 @@ async def game_stream(scope, receive, send, game_id: int) -> None:
             return
         if not await _open(send, scope):
             return
-        sent = _last_seen(scope)
         if version != sent:
             await send(
                 {

@@ -13,6 +13,7 @@ no deadline), so CI time is bounded and every run tries the same requests. Set
 FUZZ_SCALE=10 for ten times as many, randomized, when hunting locally.
 """
 
+import asyncio
 import json
 import os
 from contextlib import contextmanager
@@ -24,7 +25,7 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.db import transaction
 from django.test import Client
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 
 from games import services
@@ -32,7 +33,7 @@ from games.forms import CELL_ERROR
 from games.models import Game
 
 from .conftest import PASSWORD, play_cells
-from .hostile import is_login_redirect, send
+from .hostile import is_login_redirect, send, stored_state
 
 SCALE = int(os.environ.get("FUZZ_SCALE", "1"))
 EXAMPLES = {
@@ -43,6 +44,7 @@ EXAMPLES = {
     "accounts": 80,
     "next": 80,
     "page": 50,
+    "streams": 150,
 }
 
 
@@ -199,9 +201,7 @@ ROUTES = [
     ("GET", "/games/{id}/"),
     ("GET", "/games/{id}/state.json"),
     ("GET", "/games/{id}/live/"),
-    ("GET", "/games/{id}/events/"),
     ("GET", "/lobby/live/"),
-    ("GET", "/lobby/events/"),
     ("GET", "/games/archive/"),
     ("GET", "/players/<str:username>/"),  # a literal username that does not exist
     ("POST", "/games/new/"),
@@ -241,6 +241,8 @@ ACCOUNT_ROUTES = [
     ("POST", "/accounts/close/"),
 ]
 ROUTES += ACCOUNT_ROUTES
+# Served by the ASGI stream handler (games.streams), not by Django's views.
+STREAM_ROUTES = ["/games/{id}/events/", "/lobby/events/"]
 OTHER_METHODS = ["HEAD", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE"]
 ENCODINGS = ["multipart", "urlencoded", "json", "text", "bytes", "bad multipart"]
 
@@ -608,7 +610,137 @@ def test_the_fuzz_reaches_every_route_of_the_app():
     """A new route must be added to ROUTES above."""
     from games.urls import urlpatterns
 
-    fuzzed = {template for _, template in ROUTES}
+    fuzzed = {template for _, template in ROUTES} | set(STREAM_ROUTES)
     for pattern in urlpatterns:
         path = "/" + str(pattern.pattern).replace("<int:game_id>", "{id}")
         assert path in fuzzed, f"{path} is not fuzzed"
+
+
+# -- the live streams, through the ASGI application as a server calls it -------
+
+
+@pytest.fixture
+def stream_cookies(world):
+    """Each actor's session cookie (the streams read no other state)."""
+    return {
+        actor: client_as(actor).cookies["sessionid"].value
+        for actor in ACTORS
+        if actor != "anonymous"
+    } | {"anonymous": "not-a-session"}
+
+
+async def _stream_answer(scope: dict, body: bytes) -> list[dict]:
+    """What the application sends until its first body part; then the client
+    hangs up. Fails if the application raises or does not answer in time."""
+    from tictactoe_site.asgi import application
+
+    sent: list[dict] = []
+    answered = asyncio.Event()
+    gone = asyncio.Event()
+    asked = False
+
+    async def receive():
+        nonlocal asked
+        if not asked:
+            asked = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        await gone.wait()
+        return {"type": "http.disconnect"}
+
+    async def send(message):
+        sent.append(message)
+        if message["type"] == "http.response.body":
+            answered.set()
+
+    task = asyncio.create_task(application(scope, receive, send))
+    await asyncio.wait_for(answered.wait(), 10)
+    gone.set()
+    await asyncio.wait_for(task, 10)  # re-raises what the application raised
+    return sent
+
+
+def _raw(text: str) -> bytes:
+    return text.encode("utf-8", "replace")
+
+
+@pytest.mark.django_db(transaction=True)
+@budget(EXAMPLES["streams"])
+@given(
+    actor=st.sampled_from(ACTORS),
+    template=st.sampled_from(STREAM_ROUTES),
+    game=st.sampled_from(GAMES),
+    # Mostly what a browser sends, so that the checks after the first are reached.
+    method=st.one_of(st.just("GET"), st.sampled_from(["POST", *OTHER_METHODS])),
+    query=st.one_of(
+        st.just({}),
+        st.fixed_dictionaries({"v": st.integers(0, 12).map(str)}),
+        st.fixed_dictionaries({"v": hostile_text}),
+        query_data,
+    ),
+    last_event_id=st.one_of(st.none(), st.integers(0, 12).map(str), hostile_text),
+    host=st.one_of(st.just("testserver"), st.just("testserver"), hostile_text),
+    extra=st.lists(st.tuples(hostile_text, hostile_text), max_size=3),
+    body=st.binary(max_size=200),
+)
+@example(  # an id longer than the database's: still the stream handler's
+    actor="anonymous",
+    template="/games/{id}/events/",
+    game="huge",
+    method="GET",
+    query={},
+    last_event_id=None,
+    host="testserver",
+    extra=[],
+    body=b"",
+)
+def test_hostile_requests_to_the_streams(
+    world,
+    stream_cookies,
+    actor,
+    template,
+    game,
+    method,
+    query,
+    last_event_id,
+    host,
+    extra,
+    body,
+):
+    from games.live import hub
+
+    path = template.format(id=world[game])
+    cookie = f"sessionid={stream_cookies[actor]}"
+    headers = [(b"host", _raw(host)), (b"cookie", _raw(cookie))]
+    if last_event_id is not None:
+        headers.append((b"last-event-id", _raw(last_event_id)))
+    headers += [(_raw(key).lower(), _raw(value)) for key, value in extra]
+    scope = {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": method,
+        "scheme": "http",
+        "path": path,
+        "raw_path": path.encode(),
+        "query_string": urlencode(query).encode(),
+        "root_path": "",
+        "headers": headers,
+        "client": ("127.0.0.1", 50000),
+        "server": ("testserver", 80),
+    }
+    before = stored_state()
+    try:
+        sent = asyncio.run(_stream_answer(scope, body))
+    finally:
+        hub.stop()
+    status = sent[0]["status"]
+    event(f"status {status}")
+    assert status in (200, 400, 403, 404, 405), sent
+    if status == 200:
+        assert actor != "anonymous"
+        assert dict(sent[0]["headers"])[b"content-type"].startswith(
+            b"text/event-stream"
+        )
+    else:
+        assert sent[1]["body"], "a refusal says why"
+    assert stored_state() == before

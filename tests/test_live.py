@@ -6,10 +6,12 @@ sleeps. The cross-process test starts two real server processes on PostgreSQL.
 """
 
 import asyncio
+import json
 import os
 import queue
 import re
 import secrets
+import signal
 import socket
 import subprocess
 import sys
@@ -17,6 +19,7 @@ import threading
 import time
 import urllib.parse
 import urllib.request
+from contextlib import contextmanager
 from http.client import HTTPConnection
 from http.cookiejar import CookieJar
 from pathlib import Path
@@ -26,7 +29,7 @@ from django.db import connection
 from django.urls import reverse
 
 from games import services, streams
-from games.live import Change, Subscriber, hub
+from games.live import KEEPALIVE_SLICES, Change, Subscriber, decode, encode, hub
 from tictactoe_site.asgi import application
 
 BOUND = 10.0  # seconds: generous for a loaded CI machine, never slept
@@ -221,6 +224,27 @@ def test_reconnecting_with_last_event_id_receives_exactly_what_it_missed(
 
 
 @pytest.mark.django_db(transaction=True)
+def test_each_stream_asks_for_its_own_reconnect_delay(game, bob, client_for):
+    cookie = sessionid(client_for(bob))
+
+    async def scenario():
+        first_lines = []
+        for _ in range(20):
+            stream = Stream(f"/games/{game.pk}/events/?v={game.version}", cookie=cookie)
+            await stream.response()
+            first_lines.append((await stream.messages.get())["body"])
+            await stream.close()
+        return first_lines
+
+    delays = [
+        int(re.fullmatch(rb"retry: (\d+)\n\n", line)[1]) for line in run(scenario())
+    ]
+    assert all(1000 <= delay <= 5000 for delay in delays), delays
+    # 20 equal draws out of 4,001 values would be a broken spread, not chance.
+    assert len(set(delays)) > 1, delays
+
+
+@pytest.mark.django_db(transaction=True)
 def test_forfeit_join_and_rematch_reach_the_stream(alice, bob, client_for):
     cookie = sessionid(client_for(bob))
     open_game = services.create_game(creator=alice, opponent=None, side="x")
@@ -249,25 +273,48 @@ def test_forfeit_join_and_rematch_reach_the_stream(alice, bob, client_for):
 
 @pytest.mark.django_db(transaction=True)
 def test_lobby_stream_hears_about_own_games_and_open_games_only(
-    alice, bob, carol, client_for
+    alice, bob, carol, client_for, monkeypatch
 ):
     cookie = sessionid(client_for(bob))
+    heard: dict[int, asyncio.Event] = {}
+    deliver = hub.deliver
+
+    def deliver_and_note(change):
+        deliver(change)
+        heard.setdefault(change.game_id, asyncio.Event()).set()
+
+    monkeypatch.setattr(hub, "deliver", deliver_and_note)
+
+    async def create(**kwargs):
+        """Create a game; return bob's lobby news once this hub has heard of it."""
+        game = await in_thread(services.create_game, side="x", **kwargs)
+        await asyncio.wait_for(heard.setdefault(game.pk, asyncio.Event()).wait(), BOUND)
+        return subscriber.pending
 
     async def scenario():
+        nonlocal subscriber
         stream = Stream("/lobby/events/", cookie=cookie)
         status, _, _ = await stream.response()
         assert status == 200
-        await in_thread(services.create_game, creator=alice, opponent=bob, side="x")
-        against_bob = await stream.event()
-        await in_thread(services.create_game, creator=carol, opponent=alice, side="x")
-        await in_thread(services.create_game, creator=carol, opponent=None, side="x")
-        open_game = await stream.event()
+        await asyncio.wait_for(hub.listening.wait(), BOUND)
+        [subscriber] = hub.lobbies[bob.pk]
+        before = subscriber.pending
+        news = (
+            before,
+            await create(creator=alice, opponent=bob),
+            await create(creator=carol, opponent=alice),
+            await create(creator=carol, opponent=None),
+        )
+        event = await stream.event()
         await stream.close()
-        return against_bob, open_game
+        return news, event
 
-    against_bob, open_game = run(scenario())
-    assert against_bob == {"event": "lobby", "data": "refresh"}
-    assert open_game == {"event": "lobby", "data": "refresh"}
+    subscriber = None
+    (before, against_bob, private, open_game), event = run(scenario())
+    assert against_bob > before, "bob's new game reached his lobby"
+    assert private == against_bob, "another pair's private game did not"
+    assert open_game > private, "an open game did"
+    assert event == {"event": "lobby", "data": "refresh"}
 
 
 def test_a_subscriber_keeps_only_the_latest_version():
@@ -275,19 +322,51 @@ def test_a_subscriber_keeps_only_the_latest_version():
         subscriber = Subscriber()
         for version in (3, 7, 5):
             subscriber.notify(version)
-        assert await subscriber.wait(BOUND)
-        assert not await subscriber.wait(0.01)  # one wake-up for the burst
-        return subscriber.pending
+        woke = await asyncio.wait_for(subscriber.wait(), BOUND)
+        subscriber.ping()
+        pinged = await asyncio.wait_for(subscriber.wait(), BOUND)
+        return woke, pinged, subscriber.pending
 
-    assert run(scenario()) == 7
+    # One wake-up for the burst, with the newest version; a ping is no news.
+    assert run(scenario()) == ((True, False), (False, True), 7)
 
 
-def test_change_round_trips_through_the_notify_payload():
-    change = Change(12, 5, (1, 2), open_games=True)
-    assert Change.from_json(change.to_json()) == change
+@pytest.mark.django_db(transaction=True)
+def test_the_hubs_ticker_pings_each_stream_once_per_round(game, bob, client_for):
+    cookie = sessionid(client_for(bob))
+
+    async def scenario():
+        streams_ = [
+            Stream(f"/games/{game.pk}/events/?v={game.version}", cookie=cookie)
+            for _ in range(3)
+        ]
+        for stream in streams_:
+            await stream.response()
+        for _ in range(KEEPALIVE_SLICES):  # one round of the ticker
+            hub.tick()
+        pings = [await stream.event() for stream in streams_]
+        for stream in streams_:
+            await stream.close()
+        return pings
+
+    assert run(scenario()) == [{"event": "ping", "data": ""}] * 3
+
+
+def test_changes_round_trip_through_the_wire_format():
+    changes = [Change(12, 5, (1, 2), open_games=True), Change(3, 1, ())]
+    assert decode(encode(changes)) == changes
+
+
+def test_merged_changes_keep_the_newest_version_and_every_lobby():
+    older = Change(12, 5, (1,), open_games=True)
+    newer = Change(12, 6, (2,))
+    assert newer.merged(older) == Change(12, 6, (1, 2), open_games=True)
+    assert older.merged(newer) == Change(12, 6, (1, 2), open_games=True)
 
 
 # Refusals -------------------------------------------------------------------------
+
+GET_AND_HEAD_ONLY = "This address only accepts GET and HEAD requests."
 
 
 @pytest.mark.django_db(transaction=True)
@@ -297,12 +376,11 @@ def test_change_round_trips_through_the_notify_payload():
         ("/games/{id}/events/", "GET", False, 403, "Log in to watch games."),
         ("/lobby/events/", "GET", False, 403, "Log in to see your lobby."),
         ("/games/999999/events/", "GET", True, 404, "There is no such game."),
-        (
-            "/games/{id}/events/",
-            "POST",
-            True,
-            405,
-            "This address only accepts GET and HEAD requests.",
+        ("/games/" + "9" * 30 + "/events/", "GET", True, 404, "There is no such game."),
+        *(
+            (path, method, True, 405, GET_AND_HEAD_ONLY)
+            for path in ("/games/{id}/events/", "/lobby/events/")
+            for method in ("POST", "PUT", "DELETE", "OPTIONS")
         ),
     ],
 )
@@ -325,19 +403,107 @@ def test_streams_refuse(
     assert hub.lobbies == {}
 
 
+async def _answer(path, **kwargs):
+    stream = Stream(path, **kwargs)
+    response = await stream.response()
+    await stream.close()
+    return response
+
+
 @pytest.mark.django_db(transaction=True)
-def test_stream_refuses_an_unknown_host(game, carol, client_for):
+@pytest.mark.parametrize(
+    "host",
+    ["evil.example", "127.0.0.1.evil.example", "evil.example:80", "", "127.0.0.1@x"],
+)
+@pytest.mark.parametrize("path", ["/games/{id}/events/", "/lobby/events/"])
+def test_streams_refuse_a_host_that_is_not_allowed(game, carol, client_for, host, path):
     cookie = sessionid(client_for(carol))
 
     async def scenario():
-        stream = Stream(f"/games/{game.pk}/events/", cookie=cookie)
-        stream.scope["headers"][0] = (b"host", b"evil.example")
+        stream = Stream(path.format(id=game.pk), cookie=cookie)
+        stream.scope["headers"][0] = (b"host", host.encode())
         response = await stream.response()
         await stream.close()
         return response
 
     status, _, body = run(scenario())
     assert (status, body) == (400, b"Bad request: unknown host.")
+    assert hub.games == {}
+    assert hub.lobbies == {}
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize(
+    ("query", "headers"),
+    [
+        ("?v=abc", []),
+        ("?v=-1", []),
+        ("?v=1e3", []),
+        ("?v=١", []),  # a non-ASCII digit
+        ("?v=12345678901", []),
+        ("", [("last-event-id", "not-a-version")]),
+        ("?v=1", [("last-event-id", "2; DROP")]),
+    ],
+)
+def test_game_stream_refuses_a_version_that_is_not_one(
+    game, carol, client_for, query, headers
+):
+    cookie = sessionid(client_for(carol))
+    path = f"/games/{game.pk}/events/{query}"
+    status, _, body = run(_answer(path, cookie=cookie, headers=headers))
+    assert (status, body.decode()) == (
+        400,
+        "Bad request: Last-Event-ID and v must be a game version (digits).",
+    )
+    assert hub.games == {}
+
+
+def _inactive(user):
+    user.is_active = False
+    user.save()
+
+
+def _password_changed(user):
+    user.set_password("a-new-password-after-the-login")
+    user.save()
+
+
+def _session_expired(user):
+    from django.contrib.sessions.models import Session
+    from django.utils import timezone
+
+    Session.objects.update(expire_date=timezone.now())
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize(
+    "change", [_inactive, _password_changed, _session_expired], ids=lambda f: f.__name__
+)
+@pytest.mark.parametrize(
+    ("path", "message"),
+    [
+        ("/games/{id}/events/", "Log in to watch games."),
+        ("/lobby/events/", "Log in to see your lobby."),
+    ],
+)
+def test_streams_refuse_a_session_a_page_would_refuse(
+    game, carol, client_for, change, path, message
+):
+    client = client_for(carol)
+    cookie = sessionid(client)
+    # The same session opens a stream before the change, and a page refuses it
+    # after it, as the stream must.
+    status, _, _ = run(_answer(path.format(id=game.pk), cookie=cookie, method="HEAD"))
+    assert status == 200
+    change(carol)
+    page = client.get(reverse("game_detail", args=[game.pk]))
+    assert page.status_code == 302
+    assert page["Location"].startswith(reverse("login"))
+
+    status, _, body = run(_answer(path.format(id=game.pk), cookie=cookie))
+    assert (status, body.decode()) == (403, message)
+    assert hub.games == {}
+    assert hub.lobbies == {}
 
 
 def test_stream_routes_match_the_url_names():
@@ -345,6 +511,7 @@ def test_stream_routes_match_the_url_names():
     assert streams.route(reverse("lobby_events")) is streams.lobby_stream
     assert streams.route(reverse("game_live", args=[7])) is None
     assert streams.route("/games/7/events/extra") is None
+    assert streams.route("/games/٧/events/") is None  # not an ASCII digit
 
 
 @pytest.mark.parametrize("name", ["game_events", "lobby_events"])
@@ -485,24 +652,54 @@ class Browser:
         return next(c.value for c in self.jar if c.name == name)
 
 
-def _events(port, path, session, found: queue.Queue):
-    connection = HTTPConnection("127.0.0.1", port, timeout=BOUND * 3)
-    connection.request("GET", path, headers={"Cookie": f"sessionid={session}"})
-    response = connection.getresponse()
-    found.put(("status", response.status))
-    for raw in response:
-        line = raw.decode().strip()
-        if line.startswith("id: "):
-            found.put(("id", int(line[4:])))
+class Watcher:
+    """One stream on a server process, read in a thread as a browser would."""
+
+    def __init__(self, port: int, path: str, session: str):
+        self.found: queue.Queue = queue.Queue()
+        self._connection = HTTPConnection("127.0.0.1", port, timeout=BOUND * 3)
+        self._connection.request(
+            "GET", path, headers={"Cookie": f"sessionid={session}"}
+        )
+        self._socket = self._connection.sock
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self):
+        try:
+            response = self._connection.getresponse()
+            self.found.put(("status", response.status))
+            for raw in response:
+                line = raw.decode().strip()
+                if line.startswith("id: "):
+                    self.found.put(("id", int(line[4:])))
+            self.found.put(("end", None))
+        except OSError:
+            self.found.put(("closed", None))
+
+    def next(self, timeout: float = BOUND):
+        return self.found.get(timeout=timeout)
+
+    def reaches(self, version: int, deadline: float) -> bool:
+        """Whether the stream announces `version` before the deadline (monotonic)."""
+        while (left := deadline - time.monotonic()) > 0:
+            try:
+                kind, value = self.found.get(timeout=left)
+            except queue.Empty:
+                return False
+            if kind == "id" and value >= version:
+                return True
+        return False
+
+    def close(self):
+        """Hang up; the reading thread sees the end of the stream and stops."""
+        self._socket.shutdown(socket.SHUT_RDWR)
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def server_database(request, tmp_path):
-    """A database of its own for the server processes: a SQLite file, or a fresh
-    PostgreSQL database (skipped, and said so, only when PostgreSQL is down)."""
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'live.sqlite3'}"
-        return
+REDIS_URL = os.environ.get("LIVE_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
+
+
+def _postgres_database():
+    """A fresh PostgreSQL database (skipped, and said so, only when it is down)."""
     psycopg = pytest.importorskip("psycopg")
     try:
         admin = psycopg.connect(POSTGRES_URL, autocommit=True, connect_timeout=3)
@@ -518,19 +715,55 @@ def server_database(request, tmp_path):
         admin.close()
 
 
-def _server_env(database_url: str, port: int) -> dict:
+def _redis_reachable() -> None:
+    redis = pytest.importorskip("redis")
+    try:
+        redis.Redis.from_url(REDIS_URL, socket_connect_timeout=3).ping()
+    except redis.RedisError as exc:
+        pytest.skip(f"Redis unreachable at {REDIS_URL}: {exc}")
+
+
+@pytest.fixture
+def backend(request, tmp_path):
+    """What the server processes share, as their variables: a SQLite file (news
+    by local sockets), a PostgreSQL database (LISTEN/NOTIFY), or a PostgreSQL
+    database with REDIS_URL (Redis pub/sub)."""
+    if request.param == "sqlite":
+        yield {"DATABASE_URL": f"sqlite:///{tmp_path / 'live.sqlite3'}"}
+        return
+    if request.param == "redis":
+        _redis_reachable()
+    for database_url in _postgres_database():
+        env = {"DATABASE_URL": database_url}
+        if request.param == "redis":
+            env["REDIS_URL"] = REDIS_URL
+        yield env
+
+
+EVERY_BROKER = pytest.mark.parametrize(
+    "backend", ["sqlite", "postgresql", "redis"], indirect=True
+)
+SEVERAL_HOSTS = pytest.mark.parametrize(
+    "backend", ["postgresql", "redis"], indirect=True
+)
+
+
+def _server_env(backend: dict, port: int) -> dict:
     env = {
         key: value
         for key, value in os.environ.items()
-        if not key.startswith(("DJANGO_", "WEB_", "PYTEST"))
+        if not key.startswith(("DJANGO_", "WEB_", "PYTEST", "REDIS_"))
     }
     env.update(
-        DATABASE_URL=database_url,
+        backend,
         DJANGO_SETTINGS_MODULE="tests.settings",
         DJANGO_ALLOWED_HOSTS="127.0.0.1",
         HOST="127.0.0.1",
         PORT=str(port),
         GAMES_LOG_LEVEL="WARNING",
+        # GAMES_SCRIPT starts up to 40 games of alice against bob at once.
+        GAMES_MAX_UNSTARTED_PER_USER="100",
+        GAMES_MAX_UNSTARTED_PER_OPPONENT="100",
     )
     return env
 
@@ -547,31 +780,104 @@ def _wait_until_serving(port: int, process) -> None:
     raise AssertionError(f"no server on port {port}")
 
 
-def test_a_move_through_one_server_process_reaches_a_stream_on_another(
-    server_database,
-):
-    env = _server_env(server_database, 0)
-    subprocess.run(
-        [sys.executable, "manage.py", "migrate", "--noinput", "-v", "0"],
+def _manage(backend: dict, *args: str) -> str:
+    result = subprocess.run(
+        [sys.executable, "manage.py", *args],
         cwd=ROOT,
-        env=env,
-        check=True,
+        env=_server_env(backend, 0),
+        capture_output=True,
+        text=True,
         timeout=300,
     )
-    ports = [_free_port(), _free_port()]
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+@contextmanager
+def _serving(backend: dict, count: int, *, log=subprocess.DEVNULL, **env):
+    """`count` servers (one worker process each, unless WEB_CONCURRENCY is given)
+    on one database, as if on `count` hosts; yields their ports and processes."""
+    _manage(backend, "migrate", "--noinput", "-v", "0")
+    ports = [_free_port() for _ in range(count)]
     servers = [
         subprocess.Popen(
             [sys.executable, "-m", "tictactoe_site.serve"],
             cwd=ROOT,
-            env=_server_env(server_database, port),
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
+            env=_server_env(backend, port) | env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
         )
         for port in ports
     ]
     try:
         for port, process in zip(ports, servers, strict=True):
             _wait_until_serving(port, process)
+        yield ports, servers
+    finally:
+        for process in servers:
+            process.send_signal(signal.SIGCONT)  # in case a test left it stopped
+            process.terminate()
+        for process in servers:
+            process.wait(timeout=30)
+
+
+# Users, their sessions (logged in server-side, like Client.force_login) and games
+# between alice and bob, made through the services; printed as JSON.
+GAMES_SCRIPT = """
+import json
+from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
+from django.contrib.auth import get_user_model
+from django.contrib.sessions.backends.db import SessionStore
+from games import services
+
+users, sessions = {}, {}
+for name in ("alice", "bob", "carol"):
+    users[name] = get_user_model().objects.create_user(name)
+    session = SessionStore()
+    session[SESSION_KEY] = str(users[name].pk)
+    session[BACKEND_SESSION_KEY] = "django.contrib.auth.backends.ModelBackend"
+    session[HASH_SESSION_KEY] = users[name].get_session_auth_hash()
+    session.create()
+    sessions[name] = session.session_key
+games = [
+    services.create_game(creator=users["alice"], opponent=users["bob"], side="x")
+    for _ in range(COUNT)
+]
+print(json.dumps({"sessions": sessions, "games": {g.pk: g.version for g in games}}))
+"""
+
+CSRF = "a" * 32  # a CSRF secret of our own choosing, sent as cookie and field
+
+
+def _games(backend: dict, count: int) -> tuple[dict, dict[int, int]]:
+    output = _manage(backend, "shell", "-c", GAMES_SCRIPT.replace("COUNT", str(count)))
+    made = json.loads(output.strip().splitlines()[-1])
+    return made["sessions"], {int(k): v for k, v in made["games"].items()}
+
+
+def _play(port: int, session: str, game_id: int, row: int, col: int, ply: int):
+    """A move POSTed as the browser's form would; returns the status."""
+    connection = HTTPConnection("127.0.0.1", port, timeout=BOUND)
+    try:
+        connection.request(
+            "POST",
+            f"/games/{game_id}/move/",
+            body=urllib.parse.urlencode(
+                {"row": row, "col": col, "ply": ply, "csrfmiddlewaretoken": CSRF}
+            ),
+            headers={
+                "Cookie": f"sessionid={session}; csrftoken={CSRF}",
+                "Content-Type": "application/x-www-form-urlencoded",
+            },
+        )
+        return connection.getresponse().status
+    finally:
+        connection.close()
+
+
+@EVERY_BROKER
+def test_a_move_through_one_server_process_reaches_a_stream_on_another(backend):
+    with _serving(backend, 2) as (ports, _):
         a, b = (f"http://127.0.0.1:{port}" for port in ports)
         alice, bob = Browser(), Browser()
         for browser, name in ((alice, "alice"), (bob, "bob")):
@@ -586,22 +892,109 @@ def test_a_move_through_one_server_process_reaches_a_stream_on_another(
         game_path = urllib.parse.urlsplit(game_url).path
 
         # bob watches on server A; alice moves through server B.
-        found: queue.Queue = queue.Queue()
-        threading.Thread(
-            target=_events,
-            args=(ports[0], f"{game_path}events/?v=1", bob.cookie("sessionid"), found),
-            daemon=True,
-        ).start()
-        assert found.get(timeout=BOUND) == ("status", 200)
+        watcher = Watcher(ports[0], f"{game_path}events/?v=1", bob.cookie("sessionid"))
+        assert watcher.next() == ("status", 200)
         alice.post(f"{b}{game_path}move/", f"{b}{game_path}", row=1, col=1, ply=0)
-        assert found.get(timeout=BOUND) == ("id", 2)
+        assert watcher.next() == ("id", 2)
         _, html = bob.get(f"{a}{game_path}live/")
         assert "<li>1. X (1, 1)</li>" in html
-    finally:
-        for process in servers:
-            process.terminate()
-        for process in servers:
-            process.wait(timeout=30)
+        watcher.close()
+
+
+STOPPED_SECONDS = 2.5  # a long pause or CPU starvation of one worker
+
+
+@EVERY_BROKER
+def test_every_watcher_catches_up_after_its_server_process_was_stopped(backend):
+    """40 moves while the watchers' process cannot read: far more changes than
+    the kernel queues for it (net.unix.max_dgram_qlen, 10 by default)."""
+    with _serving(backend, 2) as (ports, servers):
+        sessions, games = _games(backend, 40)
+        watchers = {
+            (game_id, name): Watcher(
+                ports[0], f"/games/{game_id}/events/?v={version}", sessions[name]
+            )
+            for game_id, version in games.items()
+            for name in ("bob", "carol")
+        }
+        for watcher in watchers.values():
+            assert watcher.next() == ("status", 200)
+
+        servers[0].send_signal(signal.SIGSTOP)
+        stopped_at = time.monotonic()
+        try:
+            statuses = {
+                _play(ports[1], sessions["alice"], game_id, 1, 1, 0)
+                for game_id in games
+            }
+            time.sleep(max(0.0, stopped_at + STOPPED_SECONDS - time.monotonic()))
+        finally:
+            servers[0].send_signal(signal.SIGCONT)
+        assert statuses == {302}
+
+        deadline = time.monotonic() + BOUND
+        behind = [
+            key
+            for key, watcher in watchers.items()
+            if not watcher.reaches(games[key[0]] + 1, deadline)
+        ]
+        assert behind == []
+        for watcher in watchers.values():
+            watcher.close()
+
+
+def test_stopping_the_server_ends_open_streams_cleanly_and_in_time(tmp_path):
+    """SIGTERM to `make serve`'s server (2 workers) with streams open: each
+    stream ends properly, the log has no traceback, and the workers do not wait
+    out their grace period."""
+    backend = {"DATABASE_URL": f"sqlite:///{tmp_path / 'live.sqlite3'}"}
+    log_path = tmp_path / "serve.log"
+    with (
+        log_path.open("w") as log,
+        _serving(backend, 1, log=log, WEB_CONCURRENCY="2") as (ports, servers),
+    ):
+        sessions, games = _games(backend, 5)
+        watchers = [
+            Watcher(ports[0], path, sessions[name])
+            for name in ("alice", "bob", "carol")
+            for path in ["/lobby/events/", *(f"/games/{pk}/events/" for pk in games)]
+        ]
+        for watcher in watchers:
+            assert watcher.next() == ("status", 200)
+        servers[0].terminate()
+        assert servers[0].wait(timeout=30) == 0
+        for watcher in watchers:
+            ending = watcher.next()
+            while ending[0] == "id":  # the current version, sent on opening
+                ending = watcher.next()
+            assert ending == ("end", None)
+    output = log_path.read_text()
+    assert "Traceback" not in output, output
+    assert "timeout graceful shutdown exceeded" not in output, output
+    assert "ASGI callable" not in output, output
+    assert output.count("Finished server process") == 2, output
+
+
+@SEVERAL_HOSTS
+def test_a_move_through_any_of_four_server_processes_reaches_all_of_them(backend):
+    """As if on 4 hosts: watchers on every process, a move through each in turn."""
+    with _serving(backend, 4) as (ports, _):
+        sessions, games = _games(backend, 1)
+        [(game_id, version)] = games.items()
+        watchers = [
+            Watcher(port, f"/games/{game_id}/events/?v={version}", sessions["carol"])
+            for port in ports
+        ]
+        for watcher in watchers:
+            assert watcher.next() == ("status", 200)
+        cells = [(0, 0), (1, 1), (0, 1), (2, 2)]
+        for ply, (port, (row, col)) in enumerate(zip(ports, cells, strict=True)):
+            player = sessions["alice" if ply % 2 == 0 else "bob"]
+            assert _play(port, player, game_id, row, col, ply) == 302
+            version += 1
+            assert [watcher.next() for watcher in watchers] == [("id", version)] * 4
+        for watcher in watchers:
+            watcher.close()
 
 
 @pytest.mark.django_db(transaction=True)

@@ -6,14 +6,19 @@ tictactoe_site.asgi. Settings come from the environment:
 HOST (127.0.0.1), PORT (8000), WEB_CONCURRENCY (worker processes, 1),
 WEB_THREADS (page threads per process, 4), WEB_RELOAD (1: restart on code
 changes, for development), WEB_ACCESS_LOG (1: log every request),
-FORWARDED_ALLOW_IPS (proxies whose X-Forwarded-* headers are trusted, 127.0.0.1).
+FORWARDED_ALLOW_IPS (proxies whose X-Forwarded-* headers are trusted, 127.0.0.1),
+WEB_MAX_CONNECTIONS (open connections per process, live streams included, that
+the open-file limit must allow, 10000: see tictactoe_site.limits).
 """
 
+import logging
 import os
 import socket
 
 import uvicorn
-from uvicorn.supervisors import ChangeReload, Multiprocess
+from uvicorn.supervisors import ChangeReload, Multiprocess, multiprocess
+
+from .limits import open_files_warning, raise_open_files_limit
 
 APP = "tictactoe_site.asgi:application"
 
@@ -28,6 +33,21 @@ class Config(uvicorn.Config):
         if sock.family in (socket.AF_INET, socket.AF_INET6):
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         return sock
+
+
+class Server(uvicorn.Server):
+    async def shutdown(self, sockets=None) -> None:
+        """End the live streams first: uvicorn then waits only for pages in
+        flight, instead of cancelling every open stream after the grace period
+        (a CancelledError traceback each, and a late exit)."""
+        from games.live import hub  # the app, and so Django, is loaded by now
+
+        hub.close_streams()
+        await super().shutdown(sockets)
+
+
+# uvicorn's Multiprocess builds each worker's server from this module attribute.
+multiprocess.Server = Server
 
 
 def _flag(name: str) -> bool:
@@ -55,8 +75,13 @@ def config() -> Config:
 
 
 def main() -> None:
-    cfg = config()
-    server = uvicorn.Server(cfg)
+    cfg = config()  # sets up uvicorn's logging
+    warning = open_files_warning(
+        raise_open_files_limit(), int(os.environ.get("WEB_MAX_CONNECTIONS", "10000"))
+    )
+    if warning:
+        logging.getLogger("uvicorn.error").warning(warning)
+    server = Server(cfg)
     if cfg.should_reload:
         ChangeReload(cfg, target=server.run, sockets=[cfg.bind_socket()]).run()
     elif cfg.workers > 1:

@@ -94,6 +94,11 @@ TEMPLATES = [
 WSGI_APPLICATION = "tictactoe_site.wsgi.application"
 ASGI_APPLICATION = "tictactoe_site.asgi.application"
 
+# Live updates between server processes on several hosts travel through Redis
+# pub/sub when this is set (redis://host:6379/0); otherwise through PostgreSQL's
+# LISTEN/NOTIFY, or on one host with SQLite through local sockets (games.live).
+REDIS_URL = os.environ.get("REDIS_URL", "")
+
 # Database: an embedded SQLite file unless DATABASE_URL says otherwise.
 DATABASES = {
     "default": dj_database_url.config(

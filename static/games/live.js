@@ -135,7 +135,9 @@
       source.close();
     }
     clearTimeout(retryTimer);
-    retryTimer = setTimeout(connect, retryMs);
+    // Between half and one and a half times the delay: pages refused at the same
+    // moment (a restart) do not all come back at the same moment.
+    retryTimer = setTimeout(connect, retryMs * (0.5 + Math.random()));
     retryMs = Math.min(retryMs * 2, MAX_RETRY_MS);
   }
 

@@ -6,9 +6,11 @@ pages hear of it (the stream's event) and show it (the live partial fetched)?
 opens `streams` SSE streams spread over `game_ids` (alternately as X's and O's
 player), plays `moves` moves by POST (each by the player whose turn it is, at
 most `concurrency` at once), and for every stream of the moved game records the
-time from the POST's response to (a) the event arriving and (b) the live partial
-fetched after it. `session_cookies` is either one (x_session, o_session) pair for
-every game or a dict {game_id: (x_session, o_session)}.
+time from the POST's start to (a) the event arriving and (b) the live partial
+fetched after it (the event may come before the POST's response: the server
+publishes on commit). It also counts missed and duplicated events.
+`session_cookies` is either one (x_session, o_session) pair for every game or a
+dict {game_id: (x_session, o_session)}.
 
 CLI (signs up two users and creates the games itself):
 
@@ -163,8 +165,8 @@ async def _measure(base_url, session_cookies, game_ids, streams, moves, concurre
         )
         states[game_id] = json.loads(body)
 
-    posted_at: dict[tuple[int, int], float] = {}  # (game, version) -> POST returned
-    arrivals: list[tuple[int, int, float, str]] = []
+    posted_at: dict[tuple[int, int], float] = {}  # (game, version) -> POST started
+    arrivals: list[tuple[int, int, float, int]] = []  # game, version, when, stream
     partial_ms: list[float] = []
     event_ms: list[float] = []
     pending_fetches = set()
@@ -177,7 +179,7 @@ async def _measure(base_url, session_cookies, game_ids, streams, moves, concurre
         if start is not None:
             partial_ms.append((time.perf_counter() - start) * 1000)
 
-    async def watch(game_id, session):
+    async def watch(index, game_id, session):
         nonlocal opened
         path = f"/games/{game_id}/events/?v={states[game_id]['version']}"
         reader, writer, headers = await http.stream(path, session)
@@ -189,7 +191,7 @@ async def _measure(base_url, session_cookies, game_ids, streams, moves, concurre
             async for line in _stream_lines(reader, chunked):
                 if line.startswith(b"id: "):
                     version = int(line[4:])
-                    arrivals.append((game_id, version, time.perf_counter(), session))
+                    arrivals.append((game_id, version, time.perf_counter(), index))
                     task = asyncio.create_task(fetch_partial(game_id, version, session))
                     pending_fetches.add(task)
                     task.add_done_callback(pending_fetches.discard)
@@ -199,6 +201,7 @@ async def _measure(base_url, session_cookies, game_ids, streams, moves, concurre
     watchers = [
         asyncio.create_task(
             watch(
+                i,
                 game_ids[i % len(game_ids)],
                 pairs[game_ids[i % len(game_ids)]][i // len(game_ids) % 2],
             )
@@ -227,10 +230,10 @@ async def _measure(base_url, session_cookies, game_ids, streams, moves, concurre
                 "ply": state["ply"],
             }
         ).encode()
+        posted_at[(game_id, state["version"] + 1)] = time.perf_counter()
         status, _, _ = await http.request(
             "POST", f"/games/{game_id}/move/", player.cookies, body
         )
-        posted_at[(game_id, state["version"] + 1)] = time.perf_counter()
         if status != 302:
             raise RuntimeError(f"move on game {game_id} answered {status}")
         board[cell] = mark
@@ -254,7 +257,10 @@ async def _measure(base_url, session_cookies, game_ids, streams, moves, concurre
     await asyncio.gather(*(worker(queue) for _ in range(concurrency)))
     # Let the last events and partials arrive (bounded).
     deadline = time.perf_counter() + 5
-    expected = sum(1 for _ in posted_at) * streams // max(1, len(game_ids))
+    watchers_of = dict.fromkeys(game_ids, 0)
+    for i in range(streams):
+        watchers_of[game_ids[i % len(game_ids)]] += 1
+    expected = sum(watchers_of[g] for g, _ in posted_at)
     while time.perf_counter() < deadline and (
         len(arrivals) < expected or pending_fetches
     ):
@@ -263,11 +269,18 @@ async def _measure(base_url, session_cookies, game_ids, streams, moves, concurre
         task.cancel()
     await asyncio.gather(*watchers, return_exceptions=True)
 
-    for game_id, version, arrived, _session in arrivals:
+    for game_id, version, arrived, _stream in arrivals:
         start = posted_at.get((game_id, version))
         if start is not None:
-            event_ms.append(max(0.0, (arrived - start) * 1000))
-    result = {"streams": streams, "games": len(game_ids), "moves": made}
+            event_ms.append((arrived - start) * 1000)
+    heard = [(g, v, i) for g, v, _, i in arrivals if (g, v) in posted_at]
+    result = {
+        "streams": streams,
+        "games": len(game_ids),
+        "moves": made,
+        "missed": expected - len(set(heard)),
+        "duplicated": len(heard) - len(set(heard)),
+    }
     result |= _percentiles(event_ms)
     result["shown"] = _percentiles(partial_ms)
     return result
