@@ -698,13 +698,23 @@ class Watcher:
 REDIS_URL = os.environ.get("LIVE_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
 
 
+def _unavailable(reason: str, required_by: str) -> None:
+    """Skip, and say so; fail instead where CI requires the service."""
+    if os.environ.get(required_by) == "1":
+        pytest.fail(f"{reason} ({required_by}=1)")
+    pytest.skip(reason)
+
+
 def _postgres_database():
     """A fresh PostgreSQL database (skipped, and said so, only when it is down)."""
-    psycopg = pytest.importorskip("psycopg")
+    import psycopg
+
     try:
         admin = psycopg.connect(POSTGRES_URL, autocommit=True, connect_timeout=3)
     except psycopg.OperationalError as exc:
-        pytest.skip(f"PostgreSQL unreachable at {POSTGRES_URL}: {exc}")
+        _unavailable(
+            f"PostgreSQL unreachable at {POSTGRES_URL}: {exc}", "REQUIRE_POSTGRES"
+        )
     prefix = os.environ.get("LIVE_TEST_DB_PREFIX", "test_live_")
     name = f"{prefix}{secrets.token_hex(4)}"
     admin.execute(f'CREATE DATABASE "{name}"')
@@ -716,11 +726,12 @@ def _postgres_database():
 
 
 def _redis_reachable() -> None:
-    redis = pytest.importorskip("redis")
+    import redis
+
     try:
         redis.Redis.from_url(REDIS_URL, socket_connect_timeout=3).ping()
     except redis.RedisError as exc:
-        pytest.skip(f"Redis unreachable at {REDIS_URL}: {exc}")
+        _unavailable(f"Redis unreachable at {REDIS_URL}: {exc}", "REQUIRE_REDIS")
 
 
 @pytest.fixture
