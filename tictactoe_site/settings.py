@@ -128,6 +128,18 @@ elif DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
             "timeout": float(os.environ.get("DJANGO_DB_POOL_TIMEOUT", "10")),
         }
 
+# "pages": rendered game pages, per process, keyed by everything they show
+# (games.page_cache), so never stale and never shared between processes.
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+    "pages": {
+        "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+        "LOCATION": "pages",
+        "TIMEOUT": 600,
+        "OPTIONS": {"MAX_ENTRIES": 2000},
+    },
+}
+
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
