@@ -15,7 +15,10 @@ end
 function init(args)
   mode = args[1]
   unexpected = 0
+  -- the first unexpected answer, kept for the report: "status path"
+  first_unexpected = ""
   index = 0
+  last_path = ""
   if mode == "move" then
     expected = 302
     token = args[2]
@@ -37,6 +40,7 @@ function request()
   local path = paths[(index % count) + 1]
   local ply = math.floor(index / count)
   index = index + 1
+  last_path = path
   local cell = tonumber(order:sub(ply + 1, ply + 1)) or 0
   local body = string.format(
     "csrfmiddlewaretoken=%s&row=%d&col=%d&ply=%d",
@@ -48,6 +52,9 @@ end
 function response(status, headers, body)
   if status ~= expected then
     unexpected = unexpected + 1
+    if first_unexpected == "" then
+      first_unexpected = status .. " " .. last_path .. " " .. (body or ""):sub(1, 300)
+    end
   end
 end
 
@@ -55,6 +62,12 @@ function done(summary, latency, requests)
   local unexpected_total = 0
   for _, thread in ipairs(threads) do
     unexpected_total = unexpected_total + thread:get("unexpected")
+  end
+  for _, thread in ipairs(threads) do
+    local first = thread:get("first_unexpected")
+    if first ~= "" then
+      io.write("UNEXPECTED " .. first:gsub("%s+", " ") .. "\n")
+    end
   end
   local errors = summary.errors
   io.write(string.format(
