@@ -15,10 +15,13 @@ end
 function init(args)
   mode = args[1]
   unexpected = 0
-  -- the first unexpected answer, kept for the report: "status path"
+  -- the first unexpected answer, for the report: status, page title, reason
   first_unexpected = ""
-  index = 0
-  last_path = ""
+  -- wrk calls request() once on thread 1 before the run, to check that it
+  -- builds a valid request (wrk.c: script_verify_request), and never sends that
+  -- one: start at -1 so the first request sent is index 0. Starting at 0 lost
+  -- the first game's first ply, and its second ply got a 409 (stale move).
+  index = -1
   if mode == "move" then
     expected = 302
     token = args[2]
@@ -40,7 +43,6 @@ function request()
   local path = paths[(index % count) + 1]
   local ply = math.floor(index / count)
   index = index + 1
-  last_path = path
   local cell = tonumber(order:sub(ply + 1, ply + 1)) or 0
   local body = string.format(
     "csrfmiddlewaretoken=%s&row=%d&col=%d&ply=%d",
@@ -53,7 +55,10 @@ function response(status, headers, body)
   if status ~= expected then
     unexpected = unexpected + 1
     if first_unexpected == "" then
-      first_unexpected = status .. " " .. last_path .. " " .. (body or ""):sub(1, 300)
+      local text = body or ""
+      local reason = text:match('role="alert">([^<]*)<') or text:sub(1, 200)
+      local title = text:match("<title>([^<]*)</title>") or ""
+      first_unexpected = status .. " [" .. title .. "] " .. reason
     end
   end
 end
