@@ -9,9 +9,9 @@ of its per-round ratio to gunicorn's sync workers. The rounds interleave, so eac
 ratio compares runs made under the same machine load.
 
   gunicorn sync      gunicorn, 2 sync workers (Django's WSGI handler, no adapter)
-  bridge, inline     tictactoe_site.serve as `make serve` runs it (uvicorn; each
+  bridge inline      tictactoe_site.serve as `make serve` runs it (uvicorn; each
                      page on the event loop: WEB_THREADS=0)
-  bridge, 4 threads  the same with pages in 4 threads per process (WEB_THREADS=4)
+  bridge 4 threads   the same with pages in 4 threads per process (WEB_THREADS=4)
   granian wsgi       granian's WSGI interface, 2 workers
   a2wsgi uvicorn     uvicorn + a2wsgi.WSGIMiddleware, 2 workers
 """
@@ -57,8 +57,8 @@ def servers(port: int) -> dict[str, tuple[list[str], dict]]:
             ],
             {},
         ),
-        "bridge, inline": (serve, serve_env | {"WEB_THREADS": "0"}),
-        "bridge, 4 threads": (serve, serve_env | {"WEB_THREADS": "4"}),
+        "bridge inline": (serve, serve_env | {"WEB_THREADS": "0"}),
+        "bridge 4 threads": (serve, serve_env | {"WEB_THREADS": "4"}),
         "granian wsgi": (
             [
                 str(BIN / "granian"),
