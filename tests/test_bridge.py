@@ -165,7 +165,9 @@ def test_a_client_that_disconnects_mid_upload_reaches_no_view(threads):
     assert app.calls == []
 
 
-@pytest.mark.django_db
+# Outside a test transaction: Django's handler closes the connection at the
+# start of each request, as in production.
+@pytest.mark.django_db(transaction=True)
 def test_django_pages_use_the_database_on_the_loop():
     """Django refuses database calls where an event loop is running; the page
     runs while the loop waits, as in a sync worker."""
