@@ -2,7 +2,7 @@
 `python -m tests.bench.profile_pages MANIFEST [--requests 2000]` prints
 pyinstrument's call tree for the game page, state.json and the move POST.
 
-Run with the settings and DATABASE_URL of a database seeded by seed_bench (the
+Run with the settings and DATABASE_URL of a database seeded by tests.bench.seed (the
 same data `make bench` loads); debug off, as served.
 """
 

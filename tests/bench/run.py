@@ -333,13 +333,21 @@ def seed(database, scenario: str, workdir: Path, password: str) -> tuple[str, di
     url = database.create(scenario)
     manage(url, "migrate", "--noinput")
     manifest_path = workdir / f"{database.name}-{scenario}.json"
-    manage(
-        url,
-        "seed_bench",
-        f"--scenario={scenario}",
-        f"--password={password}",
-        f"--move-games={MOVE_GAMES}",
-        f"--manifest={manifest_path}",
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "tests.bench.seed",
+            f"--scenario={scenario}",
+            f"--password={password}",
+            f"--move-games={MOVE_GAMES}",
+            f"--manifest={manifest_path}",
+        ],
+        cwd=ROOT,
+        env=django_env(url),
+        check=True,
+        capture_output=True,
+        text=True,
     )
     manifest = json.loads(manifest_path.read_text())
     manifest["path"] = str(manifest_path)
