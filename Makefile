@@ -12,13 +12,14 @@ PORT ?= 8000
 NPM := $(shell command -v npm 2>/dev/null)
 NODE_STAMP := node_modules/.installed
 
-.PHONY: help install run serve test test-sqlite test-postgres bench lint format superuser check clean
+.PHONY: help install run serve test test-sqlite test-postgres bench bench-servers lint format superuser check clean
 
 help:
 	@echo "make run        install, migrate the SQLite database, serve at http://$(HOST):$(PORT)"
 	@echo "make serve      production server (debug off; needs DJANGO_SECRET_KEY): migrate, collectstatic, serve"
 	@echo "make test       install, then run the whole suite on SQLite, and on PostgreSQL if reachable"
 	@echo "make bench      benchmark the app against Django's floor (needs wrk; README)"
+	@echo "make bench-servers  the game page under each candidate server (needs wrk)"
 	@echo "make lint       ruff check + ruff format --check"
 	@echo "make format     ruff format + ruff check --fix"
 	@echo "make superuser  create an admin account"
@@ -79,7 +80,7 @@ serve: install
 	  "(README, Deploying). For local development use make run." >&2; exit 1; }
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py collectstatic --noinput --verbosity 0
-	WEB_CONCURRENCY=$${WEB_CONCURRENCY:-2} WEB_ACCESS_LOG=$${WEB_ACCESS_LOG:-1} HOST=$(HOST) PORT=$(PORT) exec $(PY) -m tictactoe_site.serve 2>&1
+	WEB_CONCURRENCY=$${WEB_CONCURRENCY:-2} HOST=$(HOST) PORT=$(PORT) exec $(PY) -m tictactoe_site.serve 2>&1
 
 # The suite runs on SQLite (or on DATABASE_URL when given), then once more on
 # PostgreSQL at TEST_POSTGRES_URL when that server answers; REQUIRE_POSTGRES=1
@@ -116,6 +117,11 @@ bench: install
 	  apt-get install -y -qq wrk >/dev/null; } || \
 	  { echo "make bench needs wrk: sudo apt-get install wrk" >&2; exit 1; }
 	$(PY) -m tests.bench.run $(BENCH_ARGS)
+
+# The game page under each candidate server (tests/bench/servers.py).
+bench-servers: install
+	@command -v wrk >/dev/null || { echo "make bench-servers needs wrk: sudo apt-get install wrk" >&2; exit 1; }
+	$(PY) -m tests.bench.servers $(BENCH_ARGS)
 
 lint: install
 	$(VENV)/bin/ruff check .

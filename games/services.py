@@ -13,7 +13,7 @@ from typing import Literal
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import Case, Count, F, PositiveIntegerField, Q, When
 from django.utils import timezone
 
@@ -27,7 +27,7 @@ from .models import (
     PlayerResult,
     Series,
 )
-from .results import COUNTERS, counter_for, result_rows
+from .results import COUNTERS, ResultRow, counter_for, result_rows
 
 Side = Literal["x", "o", "random"]
 SIDES: tuple[Side, ...] = ("x", "o", "random")
@@ -145,20 +145,40 @@ def _score(game: Game, winner: rules.Mark | None) -> None:
 
 def _record_results(game: Game) -> None:
     """The finished game's rows in each player's history, and +1 on each player's
-    record counter, in the same transaction. Records are created if missing and
-    updated in player-id order, so concurrent game ends cannot deadlock."""
+    record counter, in the same transaction: two statements."""
     rows = sorted(result_rows(game.player_x_id, game.player_o_id, game.status))
     PlayerResult.objects.bulk_create(
         PlayerResult(game=game, **row._asdict()) for row in rows
     )
-    PlayerRecord.objects.bulk_create(
-        [PlayerRecord(player_id=row.player_id) for row in rows],
-        ignore_conflicts=True,
-    )
+    _add_to_records(rows)
+
+
+def _add_to_records(rows: list[ResultRow]) -> None:
+    """+1 on each row's counter in its player's record, creating the record if
+    missing, in one INSERT ... ON CONFLICT DO UPDATE (SQLite and PostgreSQL both
+    have it; the ORM's update_conflicts can only overwrite a column, not add to
+    it). Rows come in player-id order, so concurrent game ends cannot deadlock."""
+    quote = connection.ops.quote_name
+    meta = PlayerRecord._meta
+    table = quote(meta.db_table)
+    key = meta.pk.column
+    counters = [meta.get_field(name).column for name in COUNTERS]
+    values = []
     for row in rows:
         counter = counter_for(row.mark, row.outcome)
-        PlayerRecord.objects.filter(player_id=row.player_id).update(
-            **{counter: F(counter) + 1}
+        values.append([row.player_id, *(int(name == counter) for name in COUNTERS)])
+    one_row = "(" + ", ".join(["%s"] * (1 + len(counters))) + ")"
+    added = ", ".join(
+        f"{quote(column)} = {table}.{quote(column)} + excluded.{quote(column)}"
+        for column in counters
+    )
+    columns = ", ".join(quote(column) for column in [key, *counters])
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"INSERT INTO {table} ({columns}) VALUES "
+            f"{', '.join([one_row] * len(values))} "
+            f"ON CONFLICT ({quote(key)}) DO UPDATE SET {added}",
+            [value for row in values for value in row],
         )
 
 

@@ -7,12 +7,13 @@ README documents; it never changes a stored game (the services guarantee that).
 from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
+from django.contrib.messages import get_messages
 from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.http import urlencode
 
-from . import presentation, records, rules, services
+from . import page_cache, presentation, records, rules, services
 from .forms import ArchiveForm, MoveForm, NewGameForm, ReplayForm
 from .http import get_only, post_only
 from .models import Game
@@ -74,6 +75,9 @@ def game_context(game: Game, viewer) -> dict:
 
 def _render_game(request, game: Game, *, error: str | None = None, status: int = 200):
     context = game_context(game, request.user) | {"error": error}
+    if error is None and not get_messages(request):
+        key = page_cache.game_key("page", game, request.user)
+        return page_cache.render_game(request, "games/game_detail.html", context, key)
     return render(request, "games/game_detail.html", context, status=status)
 
 
@@ -175,10 +179,12 @@ def _render_replay(request, game: Game):
 def game_live(request, game_id: int):
     """The live part of the game page, for this viewer: what the page's script
     fetches when the game's stream announces a new version."""
-    response = render(
+    game = _game_or_404(game_id)
+    response = page_cache.render_game(
         request,
         "games/game_detail.html#live",
-        game_context(_game_or_404(game_id), request.user),
+        game_context(game, request.user),
+        page_cache.game_key("live", game, request.user),
     )
     response["Cache-Control"] = "no-store"
     return response

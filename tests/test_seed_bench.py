@@ -1,4 +1,4 @@
-"""`manage.py seed_bench`: the benchmark's data passes every invariant."""
+"""tests/bench/seed.py: the benchmark's data passes every invariant."""
 
 import json
 
@@ -10,13 +10,14 @@ from django.db.models import Count, Max, Q
 from games import services
 from games.integrity import all_violations, record_violations
 from games.models import Game, GameStatus, Move, Series
+from tests.bench.seed import Command
 
 
 @pytest.fixture
 def seeded(db, tmp_path):
     manifest = tmp_path / "manifest.json"
     call_command(
-        "seed_bench",
+        Command(),
         scenario="small",
         password="a-long-bench-password",
         move_games=5,
@@ -64,4 +65,4 @@ def test_games_created_after_seeding_get_fresh_ids(seeded):
 
 def test_refuses_a_database_that_has_data(seeded):
     with pytest.raises(CommandError, match="only fills an empty database"):
-        call_command("seed_bench", scenario="small", password="another-password")
+        call_command(Command(), scenario="small", password="another-password")

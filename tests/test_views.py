@@ -607,6 +607,30 @@ def test_move_post_query_count(as_bob, started, django_assert_num_queries):
         assert move(as_bob, started, 1, 1, ply=1).status_code == 302
 
 
+TRANSACTION_CONTROL = ("BEGIN", "COMMIT", "SAVEPOINT", "RELEASE", "ROLLBACK")
+
+
+def _statements(queries) -> list[str]:
+    """The SQL a request runs, without transaction control (which SQLite shows
+    and PostgreSQL's driver does not)."""
+    return [q["sql"] for q in queries if not q["sql"].startswith(TRANSACTION_CONTROL)]
+
+
+@pytest.mark.parametrize("opponent", ["bob", "alice"], ids=["two players", "self"])
+def test_game_ending_move_query_count(client_for, alice, bob, play, opponent):
+    # session, user, SELECT ... FOR UPDATE, insert move, update game, update
+    # series, insert result rows, upsert records
+    game = services.create_game(creator=alice, opponent=locals()[opponent])
+    play(game, (0, 0), (1, 1), (0, 1), (2, 2))
+    as_alice = client_for(alice)
+    with CaptureQueriesContext(connection) as queries:
+        response = move(as_alice, game, 0, 2, ply=4)
+    assert response.status_code == 302
+    assert len(_statements(queries)) == 8
+    game.refresh_from_db()
+    assert game.status == "x_won"
+
+
 @pytest.mark.skipif(
     connection.vendor != "sqlite", reason="a SQLite planner statistics case"
 )

@@ -1,9 +1,10 @@
 """The application every server process runs (see tictactoe_site.serve).
 
 Live-update streams (games.streams) are answered right here on the event loop;
-everything else is a Django page, run through Django's WSGI handler in a worker
-thread (tictactoe_site.bridge): pages keep the cost they have under a WSGI
-server, and an open stream holds no thread.
+everything else is a Django page, run through Django's WSGI handler
+(tictactoe_site.bridge; on the loop by default, WEB_THREADS=N for page threads):
+pages keep the cost they have under a WSGI server, and an open stream holds no
+thread.
 """
 
 import os
@@ -19,7 +20,7 @@ from games.live import hub  # noqa: E402
 
 from .bridge import WsgiBridge  # noqa: E402
 
-bridge = WsgiBridge(pages, threads=int(os.environ.get("WEB_THREADS", "4")))
+bridge = WsgiBridge(pages, threads=int(os.environ.get("WEB_THREADS", "0")))
 
 
 async def application(scope, receive, send):

@@ -1,14 +1,23 @@
-"""Django's WSGI application behind an ASGI server, with one thread hop per request.
+"""Django's WSGI application behind an ASGI server.
 
 Why not Django's ASGI handler: it hops between the event loop and a thread for
 every middleware hook and for the sync view (~2.5 ms a request here). Why not
-a2wsgi: measured on this machine it adds ~0.35 ms of server CPU per request over
-this adapter (README, "Serving"). Here the whole request runs in one worker thread,
-exactly as under a WSGI server, and the loop only moves bytes.
+a2wsgi: it runs every request in a thread and relays the body through a queue
+(tests/bench/servers.py measures it, docs/performance.md has the numbers).
 
-The request body is read before the call (bounded: larger bodies get 413) and the
-response body is collected in the thread; the app has no streaming responses (its
-only stream, the live updates, is served by games.streams directly).
+By default (threads=0) a page runs on the event loop itself, as it would in a
+sync worker: one page at a time per process, no thread hand-off and no GIL
+contention between the loop and page threads. While a page runs, that process's
+live streams wait; pages take milliseconds, and the waits a page can meet (the
+SQLite busy timeout, PostgreSQL's connect and pool timeouts) are kept short in
+the settings. threads=N runs pages in N worker threads instead, for a deployment
+whose pages wait on something slow.
+
+The request body is read before the call (bounded: larger bodies get 413; a
+client that disconnects before sending all of it gets nothing and reaches no
+view, as under Django's own handlers); the response body is collected whole: the
+app has no streaming responses (its only stream, the live updates, is served by
+games.streams directly).
 """
 
 import asyncio
@@ -74,16 +83,25 @@ def build_environ(scope, body: bytes) -> dict:
     return environ
 
 
+class Disconnected(Exception):
+    """The client went away before sending the whole request body."""
+
+
 class WsgiBridge:
-    def __init__(self, app, *, threads: int) -> None:
+    def __init__(self, app, *, threads: int = 0) -> None:
         self.app = app
-        self.pool = ThreadPoolExecutor(threads, thread_name_prefix="wsgi")
+        self.pool = (
+            ThreadPoolExecutor(threads, thread_name_prefix="wsgi") if threads else None
+        )
         self.limit: int | None = None
 
     async def __call__(self, scope, receive, send) -> None:
         if self.limit is None:
             self.limit = _body_limit()
-        body = await self._read_body(receive)
+        try:
+            body = await self._read_body(receive)
+        except Disconnected:
+            return
         if body is None:
             await send(
                 {
@@ -95,22 +113,26 @@ class WsgiBridge:
             await send({"type": "http.response.body", "body": REQUEST_TOO_LARGE})
             return
         environ = build_environ(scope, body)
-        loop = asyncio.get_running_loop()
-        status, headers, content = await loop.run_in_executor(
-            self.pool, self._call, environ
-        )
+        if self.pool is None:
+            status, headers, content = self._call_on_loop(environ)
+        else:
+            loop = asyncio.get_running_loop()
+            status, headers, content = await loop.run_in_executor(
+                self.pool, self._call, environ
+            )
         await send(
             {"type": "http.response.start", "status": status, "headers": headers}
         )
         await send({"type": "http.response.body", "body": content})
 
     async def _read_body(self, receive) -> bytes | None:
+        """The whole body; None when it exceeds the limit."""
         chunks = []
         size = 0
         while True:
             message = await receive()
             if message["type"] == "http.disconnect":
-                return b"".join(chunks)
+                raise Disconnected
             chunk = message.get("body", b"")
             size += len(chunk)
             if size > self.limit:
@@ -118,6 +140,19 @@ class WsgiBridge:
             chunks.append(chunk)
             if not message.get("more_body", False):
                 return b"".join(chunks)
+
+    def _call_on_loop(self, environ) -> tuple[int, list, bytes]:
+        """Django refuses database calls where an event loop is running (its
+        SynchronousOnlyOperation guard). The loop is blocked for the page's
+        duration, exactly as a sync worker would be, so the page runs with no
+        running loop recorded for this thread; the guard still covers the
+        stream handlers."""
+        loop = asyncio.events._get_running_loop()
+        asyncio.events._set_running_loop(None)
+        try:
+            return self._call(environ)
+        finally:
+            asyncio.events._set_running_loop(loop)
 
     def _call(self, environ) -> tuple[int, list, bytes]:
         response = {}

@@ -4,8 +4,10 @@ One uvicorn server (httptools, uvloop) per worker process runs
 tictactoe_site.asgi. Settings come from the environment:
 
 HOST (127.0.0.1), PORT (8000), WEB_CONCURRENCY (worker processes, 1),
-WEB_THREADS (page threads per process, 4), WEB_RELOAD (1: restart on code
-changes, for development), WEB_ACCESS_LOG (1: log every request),
+WEB_THREADS (0: each page runs on its process's event loop, one at a time, as in
+a sync worker; N: in N page threads per process, see tictactoe_site.bridge),
+WEB_RELOAD (1: restart on code changes, for development), WEB_ACCESS_LOG (off:
+the proxy in front logs requests; 1 logs each one here too),
 FORWARDED_ALLOW_IPS (proxies whose X-Forwarded-* headers are trusted, 127.0.0.1),
 WEB_MAX_CONNECTIONS (open connections per process, live streams included, that
 the open-file limit must allow, 10000: see tictactoe_site.limits).

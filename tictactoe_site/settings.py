@@ -136,9 +136,25 @@ elif DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
         DATABASES["default"]["OPTIONS"]["pool"] = {
             "min_size": int(os.environ.get("DJANGO_DB_POOL_MIN", "1")),
             "max_size": int(os.environ.get("DJANGO_DB_POOL_MAX", "4")),
-            # Seconds a request waits for a free connection before failing.
-            "timeout": float(os.environ.get("DJANGO_DB_POOL_TIMEOUT", "10")),
+            # Seconds a request waits for a connection before failing. Pages run
+            # on the server's event loop one at a time (tictactoe_site.bridge), so
+            # they never queue for a free connection: this wait only happens while
+            # the database is unreachable, and it holds up that process's live
+            # streams, so keep it short.
+            "timeout": float(os.environ.get("DJANGO_DB_POOL_TIMEOUT", "2")),
         }
+
+# "pages": rendered game pages, per process, keyed by everything they show
+# (games.page_cache), so never stale and never shared between processes.
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+    "pages": {
+        "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+        "LOCATION": "pages",
+        "TIMEOUT": 600,
+        "OPTIONS": {"MAX_ENTRIES": 2000},
+    },
+}
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 

@@ -15,7 +15,13 @@ end
 function init(args)
   mode = args[1]
   unexpected = 0
-  index = 0
+  -- the first unexpected answer, for the report: status, page title, reason
+  first_unexpected = ""
+  -- wrk calls request() once on thread 1 before the run, to check that it
+  -- builds a valid request (wrk.c: script_verify_request), and never sends that
+  -- one: start at -1 so the first request sent is index 0. Starting at 0 lost
+  -- the first game's first ply, and its second ply got a 409 (stale move).
+  index = -1
   if mode == "move" then
     expected = 302
     token = args[2]
@@ -48,6 +54,12 @@ end
 function response(status, headers, body)
   if status ~= expected then
     unexpected = unexpected + 1
+    if first_unexpected == "" then
+      local text = body or ""
+      local reason = text:match('role="alert">([^<]*)<') or text:sub(1, 200)
+      local title = text:match("<title>([^<]*)</title>") or ""
+      first_unexpected = status .. " [" .. title .. "] " .. reason
+    end
   end
 end
 
@@ -55,6 +67,12 @@ function done(summary, latency, requests)
   local unexpected_total = 0
   for _, thread in ipairs(threads) do
     unexpected_total = unexpected_total + thread:get("unexpected")
+  end
+  for _, thread in ipairs(threads) do
+    local first = thread:get("first_unexpected")
+    if first ~= "" then
+      io.write("UNEXPECTED " .. first:gsub("%s+", " ") .. "\n")
+    end
   end
   local errors = summary.errors
   io.write(string.format(

@@ -1,4 +1,8 @@
-"""Fill an empty database with benchmark data, fast (bulk inserts).
+"""Fill an empty database with benchmark data, fast (bulk inserts):
+`python -m tests.bench.seed --scenario small|large --password ...`, run with the
+settings and DATABASE_URL of the database to fill (tests/bench/run.py does). It
+lives with the benchmark, not in the shipped app: it creates accounts with a
+known password.
 
 Every row is what the services would have written: boards come from replaying
 the moves through games.rules, and series counters from the finished games, so
@@ -15,21 +19,28 @@ for the move benchmark: each POST plays the next cell of a different game.
 
 import functools
 import json
+import os
 import random
+import sys
 from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from django.contrib.auth import get_user_model
-from django.contrib.auth.hashers import make_password
-from django.core.management.base import BaseCommand, CommandError
-from django.core.management.color import no_style
-from django.db import connection, transaction
-from django.utils import timezone
+import django
 
-from games import rules
-from games.models import Game, GameStatus, Move, PlayerRecord, PlayerResult, Series
-from games.results import COUNTERS, counter_for, result_rows
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tictactoe_site.settings")
+django.setup()
+
+from django.contrib.auth import get_user_model  # noqa: E402
+from django.contrib.auth.hashers import make_password  # noqa: E402
+from django.core.management.base import BaseCommand, CommandError  # noqa: E402
+from django.core.management.color import no_style  # noqa: E402
+from django.db import connection, transaction  # noqa: E402
+from django.utils import timezone  # noqa: E402
+
+from games import rules  # noqa: E402
+from games.models import Game, GameStatus, Move, PlayerRecord, PlayerResult, Series  # noqa: E402
+from games.results import COUNTERS, counter_for, result_rows  # noqa: E402
 
 VIEWER = "bench"
 MOVER = "bench-mover"
@@ -135,8 +146,8 @@ class Command(BaseCommand):
     def handle(self, *args, scenario, password, move_games, manifest, **options):
         if Game.objects.exists() or get_user_model().objects.exists():
             raise CommandError(
-                "seed_bench only fills an empty database (it creates accounts with "
-                "a known password): migrate a fresh one first."
+                "The bench's seed only fills an empty database (it creates "
+                "accounts with a known password): migrate a fresh one first."
             )
         rng = random.Random(7)
         with transaction.atomic():
@@ -365,3 +376,11 @@ def insert_rows(model, fields: list[str], rows: list[tuple]) -> None:
                 f"VALUES {', '.join([row_sql] * len(chunk))}",
                 [value for row in chunk for value in row],
             )
+
+
+def main() -> None:
+    Command().run_from_argv(["tests.bench.seed", "seed", *sys.argv[1:]])
+
+
+if __name__ == "__main__":
+    main()

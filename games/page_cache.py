@@ -1,0 +1,69 @@
+"""Rendered game pages, kept in each server process, keyed by all they show.
+
+A game page is a function of the game's row (its version moves on every change),
+its players, its series score, its rematch and who is looking. The key holds every
+one of them (each field of the row, so a field added later is in it too), so a
+cached page can never show a stale board and nothing needs invalidating: keys
+of past versions just age out. The CSRF token is the one part that changes per
+request: pages are stored with a placeholder that each response replaces with the
+request's own token.
+
+Pages with a one-off part are not cached: a flash message, a refusal, a replay
+(its script carries the request's CSP nonce).
+"""
+
+import hashlib
+
+from django.core.cache import caches
+from django.http import HttpResponse
+from django.middleware.csrf import get_token
+from django.template.loader import render_to_string
+
+from .models import Game
+
+# NUL never appears in a rendered page otherwise: no stored text can hold one
+# (games.middleware refuses it in every request).
+CSRF_PLACEHOLDER = "\x00csrf-token\x00"
+GAME_FIELDS = [field.attname for field in Game._meta.concrete_fields]
+
+
+def _user_key(user) -> tuple:
+    """A user as a page shows them: their name, and whether they closed their
+    account ("alice (closed)")."""
+    return (user.pk, user.get_username(), user.is_active) if user is not None else ()
+
+
+def game_key(part: str, game: Game, viewer) -> str:
+    """The key of `part` ("page" or "live") of `game` as `viewer` sees it.
+
+    What a viewer may do and is told depends only on the sides they play
+    (games.views.game_context): every spectator shares one live part, each player
+    has their own. The whole page also names the viewer in its header."""
+    series = game.series
+    rematch = getattr(game, "rematch", None)
+    everything = repr(
+        (
+            part,
+            tuple(getattr(game, name) for name in GAME_FIELDS),
+            _user_key(game.player_x),
+            _user_key(game.player_o),
+            (series.a_wins, series.b_wins, series.draws) if series else (),
+            rematch.pk if rematch else None,
+            tuple(game.marks_for(viewer)),
+            _user_key(viewer) if part == "page" else (),
+        )
+    )
+    return hashlib.blake2b(everything.encode(), digest_size=16).hexdigest()
+
+
+def render_game(request, template_name: str, context: dict, key: str) -> HttpResponse:
+    """The page for `key`, rendered once per process; the request's CSRF token in."""
+    token = get_token(request)
+    pages = caches["pages"]
+    html = pages.get(key)
+    if html is None:
+        html = render_to_string(
+            template_name, context | {"csrf_token": CSRF_PLACEHOLDER}, request
+        )
+        pages.set(key, html)
+    return HttpResponse(html.replace(CSRF_PLACEHOLDER, token))

@@ -1,0 +1,206 @@
+"""tictactoe_site.bridge: Django's WSGI application behind the ASGI server."""
+
+import asyncio
+import json
+
+import pytest
+from django.core.wsgi import get_wsgi_application
+
+from tictactoe_site.bridge import REQUEST_TOO_LARGE, WsgiBridge, build_environ
+
+
+def scope(path="/games/1/", **extra) -> dict:
+    return {
+        "type": "http",
+        "http_version": "1.1",
+        "method": "GET",
+        "scheme": "http",
+        "path": path,
+        "root_path": "",
+        "query_string": b"",
+        "headers": [(b"host", b"127.0.0.1")],
+        "server": ("127.0.0.1", 8000),
+        "client": ("10.0.0.7", 50123),
+    } | extra
+
+
+class Recorder:
+    """A WSGI app that answers the environ it was given, as JSON."""
+
+    def __init__(self):
+        self.calls = []
+
+    def __call__(self, environ, start_response):
+        self.calls.append(environ)
+        shown = {
+            key: value
+            for key, value in environ.items()
+            if isinstance(value, str | int) and not key.startswith("wsgi.")
+        }
+        shown["body"] = environ["wsgi.input"].read().decode()
+        start_response("200 OK", [("Content-Type", "application/json")])
+        return [json.dumps(shown).encode()]
+
+
+def call(bridge, scope, messages) -> list[dict]:
+    """Run one request through `bridge`; `messages` are what the client sends."""
+    incoming = list(messages)
+    sent = []
+
+    async def receive():
+        if incoming:
+            return incoming.pop(0)
+        await asyncio.Event().wait()  # a client that sends nothing more
+
+    async def send(message):
+        sent.append(message)
+
+    async def run():
+        await asyncio.wait_for(bridge(scope, receive, send), timeout=10)
+
+    asyncio.run(run())
+    return sent
+
+
+def body(data=b"", more=False) -> dict:
+    return {"type": "http.request", "body": data, "more_body": more}
+
+
+def answer(sent) -> tuple[int, dict]:
+    start, content = sent
+    return start["status"], json.loads(content["body"])
+
+
+@pytest.fixture(params=[0, 2], ids=["on the loop", "in threads"])
+def threads(request):
+    return request.param
+
+
+def test_environ_translation(threads):
+    app = Recorder()
+    request = scope(
+        method="POST",
+        query_string=b"ply=3&x=%C3%A9",
+        headers=[
+            (b"host", b"example.org"),
+            (b"content-type", b"application/x-www-form-urlencoded"),
+            (b"content-length", b"7"),
+            (b"x-forwarded-for", b"192.0.2.1"),
+        ],
+    )
+    status, environ = answer(
+        call(WsgiBridge(app, threads=threads), request, [body(b"row=1&c")])
+    )
+    assert status == 200
+    assert environ == {
+        "REQUEST_METHOD": "POST",
+        "SCRIPT_NAME": "",
+        "PATH_INFO": "/games/1/",
+        "QUERY_STRING": "ply=3&x=%C3%A9",
+        "SERVER_NAME": "127.0.0.1",
+        "SERVER_PORT": "8000",
+        "SERVER_PROTOCOL": "HTTP/1.1",
+        "REMOTE_ADDR": "10.0.0.7",
+        "REMOTE_PORT": "50123",
+        "HTTP_HOST": "example.org",
+        "CONTENT_TYPE": "application/x-www-form-urlencoded",
+        "CONTENT_LENGTH": "7",
+        "HTTP_X_FORWARDED_FOR": "192.0.2.1",
+        "body": "row=1&c",
+    }
+
+
+def test_repeated_headers_are_joined_and_underscored_ones_dropped():
+    app = Recorder()
+    request = scope(
+        headers=[
+            (b"accept", b"text/html"),
+            (b"accept", b"application/json"),
+            (b"cookie", b"a=1"),
+            (b"cookie", b"b=2"),
+            (b"x-forwarded-proto", b"http"),
+            # would also become HTTP_X_FORWARDED_PROTO: a spoofing attempt
+            (b"x_forwarded_proto", b"https"),
+        ]
+    )
+    _, environ = answer(call(WsgiBridge(app), request, [body()]))
+    assert environ["HTTP_ACCEPT"] == "text/html,application/json"
+    assert environ["HTTP_COOKIE"] == "a=1; b=2"
+    assert environ["HTTP_X_FORWARDED_PROTO"] == "http"
+
+
+def test_root_path_becomes_script_name():
+    environ = build_environ(scope(path="/play/games/1/", root_path="/play"), b"")
+    assert (environ["SCRIPT_NAME"], environ["PATH_INFO"]) == ("/play", "/games/1/")
+
+
+def test_non_ascii_path_is_passed_as_latin_1_as_pep_3333_says():
+    environ = build_environ(scope(path="/players/zoë/"), b"")
+    assert environ["PATH_INFO"].encode("latin-1").decode() == "/players/zoë/"
+
+
+def test_a_body_in_several_parts_arrives_whole(threads):
+    app = Recorder()
+    parts = [body(b"row=", more=True), body(b"1&col=", more=True), body(b"2")]
+    _, environ = answer(call(WsgiBridge(app, threads=threads), scope(), parts))
+    assert environ["body"] == "row=1&col=2"
+
+
+def test_a_body_over_the_limit_is_refused_with_413_before_the_app(settings):
+    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 1000
+    settings.FILE_UPLOAD_MAX_MEMORY_SIZE = 1000
+    app = Recorder()
+    chunk = b"x" * 40_000
+    sent = call(WsgiBridge(app), scope(method="POST"), [body(chunk, more=True)] * 3)
+    assert sent[0]["status"] == 413
+    assert sent[1]["body"] == REQUEST_TOO_LARGE
+    assert app.calls == []
+
+
+def test_a_client_that_disconnects_mid_upload_reaches_no_view(threads):
+    app = Recorder()
+    messages = [body(b"row=1&co", more=True), {"type": "http.disconnect"}]
+    sent = call(WsgiBridge(app, threads=threads), scope(method="POST"), messages)
+    assert sent == []
+    assert app.calls == []
+
+
+# Outside a test transaction: Django's handler closes the connection at the
+# start of each request, as in production.
+@pytest.mark.django_db(transaction=True)
+def test_django_pages_use_the_database_on_the_loop():
+    """Django refuses database calls where an event loop is running; the page
+    runs while the loop waits, as in a sync worker."""
+    bridge = WsgiBridge(get_wsgi_application())
+    start, content = call(bridge, scope(path="/healthz"), [body()])
+    assert (start["status"], content["body"]) == (200, b"ok\n")
+
+
+def test_the_loop_is_back_after_the_page():
+    seen = []
+
+    def app(environ, start_response):
+        try:
+            asyncio.get_running_loop()
+            seen.append("loop")
+        except RuntimeError:
+            seen.append("no loop")
+        start_response("204 No Content", [])
+        return []
+
+    bridge = WsgiBridge(app)
+
+    async def run():
+        sent = []
+
+        async def receive():
+            return body()
+
+        async def send(message):
+            sent.append(message)
+
+        await bridge(scope(), receive, send)
+        return asyncio.get_running_loop() is not None, sent[0]["status"]
+
+    assert asyncio.run(run()) == (True, 204)
+    assert seen == ["no loop"]
