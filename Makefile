@@ -14,16 +14,9 @@ NODE_STAMP := node_modules/.installed
 
 .PHONY: help install run serve test test-sqlite test-postgres bench bench-servers lint format superuser check clean
 
-help:
-	@echo "make run        install, migrate the SQLite database, serve at http://$(HOST):$(PORT)"
-	@echo "make serve      production server (debug off; needs DJANGO_SECRET_KEY): migrate, collectstatic, serve"
-	@echo "make test       install, then run the whole suite on SQLite, and on PostgreSQL if reachable"
-	@echo "make bench      benchmark the app against Django's floor (needs wrk; README)"
-	@echo "make bench-servers  the game page under each candidate server (needs wrk)"
-	@echo "make lint       ruff check + ruff format --check"
-	@echo "make format     ruff format + ruff check --fix"
-	@echo "make superuser  create an admin account"
-	@echo "make clean      remove .venv, the database and collected static files"
+# Each target's line carries its description after "## ": `make help` lists them.
+help: ## this list
+	@awk -F ':.*## ' '/^[a-z-]+:.*## / { printf "make %-14s %s\n", $$1, $$2 }' $(MAKEFILE_LIST)
 
 # Find a Python >= 3.12: $(PYTHON) if given, then the usual names, then pyenv's and
 # Debian's interpreters (pyenv shims on PATH fail unless a version is selected).
@@ -52,7 +45,7 @@ $(STAMP): pyproject.toml requirements.lock | $(PY)
 	  $$($(PY) -c 'import tomllib; p = tomllib.load(open("pyproject.toml", "rb"))["project"]; print(" ".join(f"\"{d}\"" for d in p["dependencies"] + p["optional-dependencies"]["dev"]))' | xargs)
 	@touch $@
 
-install: $(STAMP)
+install: $(STAMP) ## create .venv and install the pinned dependencies
 
 $(NODE_STAMP): package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
@@ -67,20 +60,20 @@ $(NODE_STAMP): package.json package-lock.json
 
 # One server process (uvicorn, see tictactoe_site/serve.py) serves the pages and
 # the live-update streams; in development it restarts itself when the code changes.
-run: install .env
+run: install .env ## install, set this checkout up for development (.env), migrate SQLite, serve at http://127.0.0.1:8000 (HOST, PORT)
 	$(PY) manage.py migrate --noinput
 	WEB_RELOAD=$${WEB_RELOAD:-1} HOST=$(HOST) PORT=$(PORT) $(PY) -m tictactoe_site.serve
 
 # Production: needs DJANGO_SECRET_KEY (README, "Deploying"); WEB_CONCURRENCY
 # processes (default 2), each serving pages and streams (tictactoe_site/serve.py).
 serve: export DJANGO_DEBUG := 0
-serve: install
+serve: install ## production server (debug off; needs DJANGO_SECRET_KEY): migrate, collectstatic, serve
 	@[ -n "$$DJANGO_SECRET_KEY" ] || { echo "make serve runs the production server and needs DJANGO_SECRET_KEY:" \
 	  "set it to a long random value, e.g. export DJANGO_SECRET_KEY=\"\$$(openssl rand -base64 48)\"" \
 	  "(README, Deploying). For local development use make run." >&2; exit 1; }
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py collectstatic --noinput --verbosity 0
-	WEB_CONCURRENCY=$${WEB_CONCURRENCY:-2} HOST=$(HOST) PORT=$(PORT) exec $(PY) -m tictactoe_site.serve 2>&1
+	HOST=$(HOST) PORT=$(PORT) exec $(PY) -m tictactoe_site.serve 2>&1
 
 # The suite runs on SQLite (or on DATABASE_URL when given), then once more on
 # PostgreSQL at TEST_POSTGRES_URL when that server answers; REQUIRE_POSTGRES=1
@@ -88,7 +81,7 @@ serve: install
 TEST_POSTGRES_URL ?= postgres://postgres@127.0.0.1:5432/tictactoe
 PG_ANSWERS = $(PY) -c 'import sys, psycopg; psycopg.connect(sys.argv[1], dbname="postgres", connect_timeout=3).close()' "$(TEST_POSTGRES_URL)" 2>/dev/null
 
-test: install $(if $(NPM),$(NODE_STAMP))
+test: install $(if $(NPM),$(NODE_STAMP)) ## the whole suite on SQLite, then on PostgreSQL if it answers
 	@if [ -n "$$DATABASE_URL" ]; then \
 	  echo "== test suite on DATABASE_URL"; $(PY) -m pytest; \
 	else \
@@ -103,41 +96,41 @@ test: install $(if $(NPM),$(NODE_STAMP))
 	  fi; \
 	fi
 
-test-sqlite: install $(if $(NPM),$(NODE_STAMP))
+test-sqlite: install $(if $(NPM),$(NODE_STAMP)) ## the whole suite on SQLite only
 	@echo "== test suite on SQLite"
 	env -u DATABASE_URL $(PY) -m pytest
 
-test-postgres: install $(if $(NPM),$(NODE_STAMP))
+test-postgres: install $(if $(NPM),$(NODE_STAMP)) ## the whole suite on PostgreSQL (TEST_POSTGRES_URL) only
 	@echo "== test suite on PostgreSQL ($(TEST_POSTGRES_URL))"
 	DATABASE_URL="$(TEST_POSTGRES_URL)" $(PY) -m pytest
 
 # Load comes from wrk (Debian package); installed here when apt-get can.
-bench: install
+bench: install ## benchmark every page against Django's floor (needs wrk; BENCH_ARGS)
 	@command -v wrk >/dev/null || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && \
 	  apt-get install -y -qq wrk >/dev/null; } || \
 	  { echo "make bench needs wrk: sudo apt-get install wrk" >&2; exit 1; }
 	$(PY) -m tests.bench.run $(BENCH_ARGS)
 
 # The game page under each candidate server (tests/bench/servers.py).
-bench-servers: install
+bench-servers: install ## the game page under each candidate server (needs wrk)
 	@command -v wrk >/dev/null || { echo "make bench-servers needs wrk: sudo apt-get install wrk" >&2; exit 1; }
 	$(PY) -m tests.bench.servers $(BENCH_ARGS)
 
-lint: install
+lint: install ## ruff check and ruff format --check
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 
-format: install
+format: install ## ruff format and ruff check --fix
 	$(VENV)/bin/ruff format .
 	$(VENV)/bin/ruff check --fix .
 
-check: install .env
+check: install .env ## Django system checks and missing migrations
 	$(PY) manage.py check
 	$(PY) manage.py makemigrations --check --dry-run
 
-superuser: install .env
+superuser: install .env ## migrate, then create an admin account
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py createsuperuser
 
-clean:
+clean: ## remove .venv, .env, the SQLite database, collected static files, node_modules
 	rm -rf $(VENV) .env db.sqlite3 db.sqlite3-wal db.sqlite3-shm staticfiles node_modules artifacts

@@ -771,6 +771,7 @@ def _server_env(backend: dict, port: int) -> dict:
         DJANGO_ALLOWED_HOSTS="127.0.0.1",
         HOST="127.0.0.1",
         PORT=str(port),
+        WEB_CONCURRENCY="1",
         GAMES_LOG_LEVEL="WARNING",
         # GAMES_SCRIPT starts up to 40 games of alice against bob at once.
         GAMES_MAX_UNSTARTED_PER_USER="100",

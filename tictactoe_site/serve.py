@@ -3,7 +3,7 @@
 One uvicorn server (httptools, uvloop) per worker process runs
 tictactoe_site.asgi. Settings come from the environment:
 
-HOST (127.0.0.1), PORT (8000), WEB_CONCURRENCY (worker processes, 1),
+HOST (127.0.0.1), PORT (8000), WEB_CONCURRENCY (worker processes, 2),
 WEB_THREADS (0: each page runs on its process's event loop, one at a time, as in
 a sync worker; N: in N page threads per process, see tictactoe_site.bridge),
 WEB_RELOAD (1: restart on code changes, for development), WEB_ACCESS_LOG (off:
@@ -62,7 +62,7 @@ def config() -> Config:
         APP,
         host=os.environ.get("HOST", "127.0.0.1"),
         port=int(os.environ.get("PORT", "8000")),
-        workers=1 if reload else int(os.environ.get("WEB_CONCURRENCY", "1")),
+        workers=1 if reload else int(os.environ.get("WEB_CONCURRENCY", "2")),
         reload=reload,
         reload_dirs=["games", "tictactoe_site", "templates"] if reload else None,
         lifespan="on",
