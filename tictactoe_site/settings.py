@@ -131,8 +131,11 @@ elif DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
         DATABASES["default"]["OPTIONS"]["pool"] = {
             "min_size": int(os.environ.get("DJANGO_DB_POOL_MIN", "1")),
             "max_size": int(os.environ.get("DJANGO_DB_POOL_MAX", "4")),
-            # Seconds a request waits for a free connection before failing.
-            "timeout": float(os.environ.get("DJANGO_DB_POOL_TIMEOUT", "10")),
+            # Seconds a request waits for a connection before its 503 page. A
+            # healthy pool answers in milliseconds; while the database is down
+            # every request waits this long, so keep it short, but above the
+            # queueing of a reconnect wave's stream authentications.
+            "timeout": float(os.environ.get("DJANGO_DB_POOL_TIMEOUT", "3")),
         }
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
