@@ -15,7 +15,6 @@ import re
 import socket
 import threading
 import time
-from collections import Counter
 from dataclasses import dataclass
 from http.client import HTTPConnection
 
@@ -202,6 +201,7 @@ def test_play_survives_a_database_restart(app, cluster):
     watched = game_ids[0]
     watcher = Watcher(app.port, watched, keys["watcher"])
     servers_before = worker_starts(app)
+    assert len(servers_before) == 2
     players = Players(app, x, o, game_ids)
     players.thread.start()
     try:
@@ -236,12 +236,6 @@ def test_play_survives_a_database_restart(app, cluster):
         players.thread.join(BOUND)
     assert not players.thread.is_alive()
 
-    print(
-        "answers:",
-        Counter(a.status for a in players.answers),
-        "stream versions:",
-        watcher.latest() and watcher.seen,
-    )
     # Never anything but a 302 or the readable 503 (the retry after a 503 may
     # find the move stored, or the other player to move: a 409 re-synced).
     for answer in players.answers:

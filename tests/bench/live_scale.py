@@ -42,6 +42,7 @@ import os
 import random
 import resource
 import secrets
+import signal
 import statistics
 import string
 import subprocess
@@ -690,6 +691,8 @@ async def phase_restart(bench: Bench, server: Server, args, workdir: Path) -> di
     wave = [(ms, status) for started, ms, status in pages if started >= up_at]
     result = {
         "shutdown_s": round(down_at - stopped_at, 1),
+        # Server.stop kills the server when SIGTERM has not ended it in 20 s.
+        "shutdown_killed": server.process.returncode == -signal.SIGKILL,
         "startup_s": round(up_at - down_at, 1),
         "all_back": all_back,
         "not_back": stuck,
@@ -714,7 +717,8 @@ async def phase_restart(bench: Bench, server: Server, args, workdir: Path) -> di
     result |= {"after_restart_" + k: v for k, v in bench.deliveries(moves).items()}
     spread = result["reconnect_spread_s"]
     print(
-        f"  restart: shutdown {result['shutdown_s']} s, "
+        f"  restart: shutdown {result['shutdown_s']} s"
+        f"{' (killed)' if result['shutdown_killed'] else ''}, "
         f"startup {result['startup_s']} s; "
         f"every stream back and caught up: {all_back} ({stuck} not) "
         f"{result['back_after_restart_s']} s after the restart began (target < 30), "
@@ -794,6 +798,30 @@ async def phase_fanout(bench: Bench, args) -> dict:
 # ---------------------------------------------------------------------- run
 
 
+def client_cpu_seconds() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+async def with_machine(phase):
+    """Run a phase; note how busy the machine and this client were: on a shared
+    machine the figures mean little without it."""
+    cpu = client_cpu_seconds()
+    outcome = await phase
+    note = {
+        "load_average_1m": round(os.getloadavg()[0], 1),
+        "cores": os.cpu_count(),
+        "client_cpu_s": round(client_cpu_seconds() - cpu, 1),
+    }
+    print(
+        f"    machine: load average {note['load_average_1m']} on {note['cores']} "
+        f"cores; this client used {note['client_cpu_s']} s of CPU",
+        flush=True,
+    )
+    (outcome[0] if isinstance(outcome, tuple) else outcome)["machine"] = note
+    return outcome
+
+
 def session_wants(args) -> list[tuple[str, int]]:
     return [("bench", 4), ("bench-mover", max(args.movers, 4))]
 
@@ -812,12 +840,12 @@ async def single_host(database, args, workdir: Path) -> dict:
     bench = Bench(args, game_ids, keys, [args.port])
     result = {}
     try:
-        result["open"] = await phase_open(bench, server, args)
+        result["open"] = await with_machine(phase_open(bench, server, args))
         if "moves" in args.phases:
-            result["moves"] = await phase_moves(bench, args)
+            result["moves"] = await with_machine(phase_moves(bench, args))
         if "restart" in args.phases:
-            result["restart"], server = await phase_restart(
-                bench, server, args, workdir
+            result["restart"], server = await with_machine(
+                phase_restart(bench, server, args, workdir)
             )
     finally:
         await bench.stop()
@@ -866,7 +894,7 @@ async def fan_out(args, workdir: Path) -> dict | None:
             f"  {bench.open_count()} streams open over 4 servers in {took:.1f} s",
             flush=True,
         )
-        result = await phase_fanout(bench, args)
+        result = await with_machine(phase_fanout(bench, args))
         result["broker"] = args.broker
     finally:
         await bench.stop()
