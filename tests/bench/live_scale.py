@@ -12,8 +12,9 @@ Phases (each prints its figures; all go to live-scale-results.json):
            server RSS per process before and after (KB per idle stream) and
            idle server CPU with every stream open (pings only).
   moves    `--movers` players move at once for `--duration` s, each on the next
-           game of a shared queue. Every stream of a moved game must get that
-           version exactly once: missed / superseded / duplicated counts; event
+           game of a shared queue, back to back (or `--think` s apart). Every
+           stream of a moved game must get that version exactly once: missed /
+           superseded / duplicated counts; event
            latency and "screen shows it" latency (event + fetch of the game's
            live partial), both timed from BEFORE the move's POST is sent.
   restart  restart the server with every stream open, as an operator would
@@ -495,6 +496,8 @@ class Bench:
                     return
                 statuses[result[0]] += 1
                 post_ms.append(result[1])
+                if self.args.think:
+                    await asyncio.sleep(self.args.think)  # a person, thinking
 
         await asyncio.gather(*(one(i) for i in range(count)))
         return {"statuses": dict(statuses), "post": percentiles(post_ms)}
@@ -913,6 +916,12 @@ def parse(argv=None):
     parser.add_argument("--games", type=int, default=5_000)
     parser.add_argument("--movers", type=int, default=25)
     parser.add_argument("--duration", type=float, default=30, help="seconds of moves")
+    parser.add_argument(
+        "--think",
+        type=float,
+        default=0,
+        help="seconds each mover waits between moves (0: back to back)",
+    )
     parser.add_argument("--idle", type=float, default=15, help="seconds of idle CPU")
     parser.add_argument("--databases", default="sqlite,postgres")
     parser.add_argument("--phases", default="open,moves,restart,fanout")
