@@ -14,9 +14,9 @@ Phases (each prints its figures; all go to live-scale-results.json):
   moves    `--movers` players move at once for `--duration` s, each on the next
            game of a shared queue, back to back (or `--think` s apart). Every
            stream of a moved game must get that version exactly once: missed /
-           superseded / duplicated counts; event
-           latency and "screen shows it" latency (event + fetch of the game's
-           live partial), both timed from BEFORE the move's POST is sent.
+           superseded / duplicated counts; event latency and "screen shows it"
+           latency (event + fetch of the game's live partial), both timed from
+           BEFORE the move's POST is sent.
   restart  restart the server with every stream open, as an operator would
            (SIGTERM, wait, start); streams reconnect by themselves as a
            browser's EventSource does (after the stream's `retry:`). Right
