@@ -1,7 +1,19 @@
 """Error pages with a message a person can act on (wired in tictactoe_site.urls)."""
 
+import sys
+
+from django.db import InterfaceError, OperationalError
+from django.http import HttpResponse
 from django.shortcuts import render
+from django.template.loader import render_to_string
 from django.urls import Resolver404
+from django.views import defaults
+
+DATABASE_UNAVAILABLE = (
+    "The game server cannot reach its database right now. Try again in a moment."
+)
+# Seconds a client (or a proxy) should wait before retrying after that page.
+RETRY_AFTER_SECONDS = 5
 
 
 def _error_page(request, status: int, title: str, message: str):
@@ -40,3 +52,25 @@ def csrf_failure(request, reason=""):
         "This form was rejected because its security token is missing or out of "
         "date. Go back, reload the page and try again.",
     )
+
+
+def server_error(request):
+    """An unreachable database is an outage, not a bug: 503 with a message.
+
+    Django calls this while the exception is being handled, so sys.exc_info()
+    names it. Outages surface as OperationalError (refused, closed, pool timeout,
+    server shutting down) or InterfaceError (connection already closed); other
+    database errors (IntegrityError, ProgrammingError) are bugs and stay 500s.
+    The page is rendered without the request: its context would read the
+    session and the user, that is, the database again.
+    """
+    exception = sys.exc_info()[1]
+    if not isinstance(exception, OperationalError | InterfaceError):
+        return defaults.server_error(request)
+    html = render_to_string(
+        "error.html",
+        {"title": "Try again in a moment", "message": DATABASE_UNAVAILABLE},
+    )
+    response = HttpResponse(html, status=503)
+    response["Retry-After"] = str(RETRY_AFTER_SECONDS)
+    return response

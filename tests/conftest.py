@@ -8,6 +8,12 @@ from django.test import Client
 from games import services
 from games.models import Game
 
+from .engines import (  # noqa: F401  (pytest hooks)
+    pytest_collection_modifyitems,
+    pytest_configure,
+    pytest_report_collectionfinish,
+)
+
 PASSWORD = "a-long-test-password-42"
 
 

@@ -136,12 +136,13 @@ elif DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
         DATABASES["default"]["OPTIONS"]["pool"] = {
             "min_size": int(os.environ.get("DJANGO_DB_POOL_MIN", "1")),
             "max_size": int(os.environ.get("DJANGO_DB_POOL_MAX", "4")),
-            # Seconds a request waits for a connection before failing. Pages run
-            # on the server's event loop one at a time (tictactoe_site.bridge), so
-            # they never queue for a free connection: this wait only happens while
-            # the database is unreachable, and it holds up that process's live
-            # streams, so keep it short.
-            "timeout": float(os.environ.get("DJANGO_DB_POOL_TIMEOUT", "2")),
+            # Seconds a request waits for a connection before its 503 page. A
+            # healthy pool answers in milliseconds (pages run one at a time per
+            # process, tictactoe_site.bridge); while the database is down every
+            # request waits this long and holds up its process's live streams, so
+            # keep it short, but above the queueing of a reconnect wave's stream
+            # authentications.
+            "timeout": float(os.environ.get("DJANGO_DB_POOL_TIMEOUT", "3")),
         }
 
 # "pages": rendered game pages, per process, keyed by everything they show

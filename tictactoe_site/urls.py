@@ -12,3 +12,4 @@ urlpatterns = [
 handler400 = "games.errors.bad_request"
 handler403 = "games.errors.permission_denied"
 handler404 = "games.errors.not_found"
+handler500 = "games.errors.server_error"

@@ -8,6 +8,7 @@ request, each as a ratio to the floor, the large/small latency ratio and SQL
 queries per request. Results also go to bench-results.json.
 
     python -m tests.bench.run [--duration 10] [--rounds 2] [--databases sqlite,postgres]
+    python -m tests.bench.run --live-scale [options of tests/bench/live_scale.py]
 """
 
 import argparse
@@ -686,6 +687,11 @@ def print_table(summary: dict) -> None:
 
 
 def main() -> None:
+    if "--live-scale" in sys.argv:  # live updates at scale instead; its options follow
+        from tests.bench import live_scale
+
+        live_scale.main(sys.argv[sys.argv.index("--live-scale") + 1 :])
+        return
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--duration", type=int, default=10, help="seconds per run")
     parser.add_argument("--rounds", type=int, default=2)

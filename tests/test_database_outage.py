@@ -1,0 +1,276 @@
+"""The database goes away mid-play and comes back; the app is never restarted.
+
+A private PostgreSQL server (tests/private_postgres.py) serves `make serve`
+(tests/served.py). Two players move on three games, one move at a time, while a
+third person watches one game's live stream. PostgreSQL is stopped (fast
+shutdown) mid-play, then started again. Meanwhile: every answer is a 302 or a
+readable 503, never a 500 or a traceback; /healthz says 503, then 200; no
+acknowledged (302) move is lost; the open stream catches up by itself; play
+goes on with the same server processes.
+"""
+
+import json
+import queue
+import re
+import socket
+import threading
+import time
+from dataclasses import dataclass
+from http.client import HTTPConnection
+
+import pytest
+
+from .private_postgres import PrivatePostgres
+from .served import ServedApp
+
+pytestmark = pytest.mark.postgresql_only
+
+MESSAGE = "The game server cannot reach its database right now. Try again in a moment."
+# Each player's cell order: X 0 2 3 7 8, O 1 4 5 6 is a draw, so all nine plies
+# of a game are legal.
+DRAW_ORDER = (0, 1, 2, 4, 3, 5, 7, 6, 8)
+GAMES = 3  # settings.GAMES_MAX_UNSTARTED_PER_OPPONENT allows 3 unanswered games
+BOUND = 60  # seconds: the longest any wait below may take
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    postgres = PrivatePostgres()
+    try:
+        postgres.init()
+        postgres.start()
+        yield postgres
+    finally:
+        postgres.destroy()
+
+
+@pytest.fixture(scope="module")
+def app(cluster, tmp_path_factory):
+    tmp_dir = tmp_path_factory.mktemp("outage")
+    served = ServedApp(
+        database_url=cluster.create_database("tictactoe"), tmp_dir=tmp_dir, workers=2
+    )
+    served.start()
+    try:
+        yield served
+    finally:
+        served.stop()
+
+
+def wait_for(condition, what: str, timeout: float = BOUND):
+    """Poll `condition` until it returns something true, at most `timeout` s."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(0.1)  # polling a condition under a deadline
+    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+
+
+@dataclass
+class Answer:
+    game_id: int
+    ply: int
+    cell: int
+    status: int
+    body: str
+
+
+class Players:
+    """X and O play the games in turn, one move at a time, until stopped. A move
+    answered with anything but a 302 is retried after reading the game's state
+    again (a 503'd move may or may not have been stored)."""
+
+    def __init__(self, app: ServedApp, x, o, game_ids: list[int]):
+        self.app = app
+        self.browsers = {"X": x, "O": o}
+        self.plies = dict.fromkeys(game_ids, 0)
+        self.answers: list[Answer] = []
+        self.lock = threading.Lock()
+        self.stopping = threading.Event()
+        self.thread = threading.Thread(target=self._play, daemon=True)
+
+    def acknowledged(self) -> list[Answer]:
+        with self.lock:
+            return [a for a in self.answers if a.status == 302]
+
+    def refused(self) -> list[Answer]:
+        with self.lock:
+            return [a for a in self.answers if a.status != 302]
+
+    def _play(self) -> None:
+        while not self.stopping.is_set():
+            for game_id, ply in list(self.plies.items()):
+                if ply < len(DRAW_ORDER) and not self.stopping.is_set():
+                    self._move(game_id, ply)
+            self.stopping.wait(0.05)  # all games finished: idle until stopped
+
+    def _move(self, game_id: int, ply: int) -> None:
+        cell = DRAW_ORDER[ply]
+        browser = self.browsers["X" if ply % 2 == 0 else "O"]
+        try:
+            response = browser.post(
+                f"/games/{game_id}/move/",
+                {"row": cell // 3, "col": cell % 3, "ply": ply},
+            )
+            status, body = response.status, response.text
+        except OSError as exc:
+            status, body = 0, repr(exc)
+        with self.lock:
+            self.answers.append(Answer(game_id, ply, cell, status, body))
+        if status == 302:
+            self.plies[game_id] = ply + 1
+        else:
+            state = browser.get(f"/games/{game_id}/state.json")
+            if state.status == 200:
+                self.plies[game_id] = json.loads(state.text)["ply"]
+        # Pace the players like people: a few moves a second.
+        self.stopping.wait(0.2)
+
+
+class Watcher:
+    """One open live stream; the event ids it receives, and whether it ended."""
+
+    def __init__(self, port: int, game_id: int, session: str):
+        self.ids: queue.Queue[int] = queue.Queue()
+        self.seen: list[int] = []
+        self.ended = threading.Event()
+        self.connection = HTTPConnection("127.0.0.1", port, timeout=BOUND * 3)
+        self.connection.request(
+            "GET",
+            f"/games/{game_id}/events/",
+            headers={"Cookie": f"sessionid={session}"},
+        )
+        self.response = self.connection.getresponse()
+        assert self.response.status == 200
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def _read(self) -> None:
+        try:
+            for raw in self.response:
+                line = raw.decode().strip()
+                if line.startswith("id: "):
+                    self.ids.put(int(line[4:]))
+        except OSError:
+            pass
+        finally:
+            self.ended.set()
+
+    def latest(self) -> int | None:
+        while not self.ids.empty():
+            self.seen.append(self.ids.get_nowait())
+        return self.seen[-1] if self.seen else None
+
+    def close(self) -> None:
+        """End the stream from our side: the reader sees the end, then stops."""
+        self.connection.sock.shutdown(socket.SHUT_RDWR)
+        self.reader.join(BOUND)
+        self.connection.close()
+
+
+def version_of(browser, game_id: int) -> int:
+    response = browser.get(f"/games/{game_id}/state.json")
+    assert response.status == 200, response.text
+    return json.loads(response.text)["version"]
+
+
+def assert_readable_503(response, what: str) -> None:
+    assert response.status == 503, f"{what}: {response.status} {response.text[:300]}"
+    assert MESSAGE in response.text, what
+    assert "Traceback" not in response.text, what
+
+
+def worker_starts(app: ServedApp) -> list[str]:
+    return re.findall(r"Started server process \[(\d+)\]", app.log())
+
+
+def test_play_survives_a_database_restart(app, cluster):
+    keys = app.sessions_for(["xena", "oscar", "watcher"])
+    x, o = app.browser(keys["xena"]), app.browser(keys["oscar"])
+    for browser in (x, o):
+        assert browser.get("/").status == 200  # sets the CSRF cookie
+    game_ids = []
+    for _ in range(GAMES):
+        response = x.post("/games/new/", {"opponent": "oscar", "side": "x"})
+        assert response.status == 302, response.text
+        game_ids.append(
+            int(re.fullmatch(r"/games/(\d+)/", response.headers["Location"])[1])
+        )
+    watched = game_ids[0]
+    watcher = Watcher(app.port, watched, keys["watcher"])
+    servers_before = worker_starts(app)
+    assert len(servers_before) == 2
+    players = Players(app, x, o, game_ids)
+    players.thread.start()
+    try:
+        wait_for(lambda: len(players.acknowledged()) >= 3, "3 moves before the outage")
+        cluster.stop()
+        outage_started = len(players.answers)
+
+        # While it is down: readable 503s for the players, the pages and the probe.
+        wait_for(
+            lambda: len(players.refused()) >= 2, "two move POSTs during the outage"
+        )
+        assert app.browser().get("/healthz").status == 503
+        assert_readable_503(x.get(f"/games/{watched}/"), "game page")
+        assert_readable_503(o.get("/"), "lobby")
+        assert_readable_503(
+            o.post(f"/games/{watched}/forfeit/"), "forfeit during the outage"
+        )
+
+        cluster.start()
+        wait_for(lambda: app.browser().get("/healthz").status == 200, "healthz 200")
+        acknowledged_before = len(players.acknowledged())
+
+        def moved_after_restart():
+            after = players.acknowledged()[acknowledged_before:]
+            return len(after) >= 3 and any(a.game_id == watched for a in after)
+
+        # Likely before the live listener has reconnected (it backs off while
+        # the database is down): the stream must catch up on its own.
+        wait_for(moved_after_restart, "3 moves after the restart, one watched")
+    finally:
+        players.stopping.set()
+        players.thread.join(BOUND)
+    assert not players.thread.is_alive()
+
+    # Never anything but a 302 or the readable 503 (the retry after a 503 may
+    # find the move stored, or the other player to move: a 409 re-synced).
+    for answer in players.answers:
+        assert answer.status in (302, 409, 503), answer
+        if answer.status == 503:
+            assert MESSAGE in answer.body
+            assert "Traceback" not in answer.body
+    assert any(a.status == 503 for a in players.answers[outage_started:])
+
+    # No acknowledged move is lost, and nothing was stored that nobody made.
+    _, moves = app.stored()
+    stored = {
+        (m["game"], m["sequence_number"] - 1, m["row"] * 3 + m["col"]) for m in moves
+    }
+    acknowledged = {(a.game_id, a.ply, a.cell) for a in players.acknowledged()}
+    assert acknowledged <= stored
+    attempted = {(a.game_id, a.ply, a.cell) for a in players.answers}
+    assert stored <= attempted
+
+    # The stream that stayed open through the outage catches up by itself.
+    final = version_of(x, watched)
+    wait_for(lambda: watcher.latest() == final, f"the stream to reach version {final}")
+    assert not watcher.ended.is_set()
+    assert watcher.seen == sorted(set(watcher.seen)), "duplicated or out of order"
+    watcher.close()
+
+    # Same server processes throughout, and play goes on.
+    assert app.process.poll() is None
+    assert worker_starts(app) == servers_before
+    ply = players.plies[watched]
+    if ply < len(DRAW_ORDER):
+        mover = x if ply % 2 == 0 else o
+        cell = DRAW_ORDER[ply]
+        response = mover.post(
+            f"/games/{watched}/move/", {"row": cell // 3, "col": cell % 3, "ply": ply}
+        )
+        assert response.status == 302, response.text
+    assert not re.search(r'HTTP/1\.[01]" 500', app.log()), "a 500 in the access log"
