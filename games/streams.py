@@ -20,11 +20,12 @@ from importlib import import_module
 
 from django.conf import settings
 from django.contrib.auth import get_user
-from django.db import close_old_connections
+from django.db import InterfaceError, OperationalError, close_old_connections
 from django.http import HttpRequest
 from django.http.cookie import parse_cookie
 from django.http.request import split_domain_port, validate_host
 
+from .errors import DATABASE_UNAVAILABLE, RETRY_AFTER_SECONDS
 from .live import Subscriber, hub
 from .models import Game
 
@@ -130,6 +131,17 @@ def _viewer(cookie_header: str, game_id: int | None) -> tuple[int | None, int | 
         close_old_connections()
 
 
+async def _identify(scope, send, game_id: int | None):
+    """`_viewer` in a thread; None, after a 503 like the pages' (games.errors),
+    while the database cannot be reached."""
+    try:
+        return await asyncio.to_thread(_viewer, _header(scope, b"cookie"), game_id)
+    except (OperationalError, InterfaceError):
+        retry_after = str(RETRY_AFTER_SECONDS).encode()
+        await _refuse(send, 503, DATABASE_UNAVAILABLE, [(b"retry-after", retry_after)])
+        return None
+
+
 class BadVersion(ValueError):
     message = "Bad request: Last-Event-ID and v must be a game version (digits)."
 
@@ -229,9 +241,10 @@ async def game_stream(scope, receive, send, game_id: int) -> None:
     # Subscribe before reading the version, so that no change falls in between.
     subscriber = hub.subscribe_game(game_id)
     try:
-        user_id, version = await asyncio.to_thread(
-            _viewer, _header(scope, b"cookie"), game_id
-        )
+        viewer = await _identify(scope, send, game_id)
+        if viewer is None:
+            return
+        user_id, version = viewer
         if user_id is None:
             await _refuse(send, 403, "Log in to watch games.")
             return
@@ -268,7 +281,10 @@ async def lobby_stream(scope, receive, send) -> None:
     at most one a second, however busy the site is."""
     if await _bad_request(scope, send):
         return
-    user_id, _ = await asyncio.to_thread(_viewer, _header(scope, b"cookie"), None)
+    viewer = await _identify(scope, send, None)
+    if viewer is None:
+        return
+    user_id, _ = viewer
     if user_id is None:
         await _refuse(send, 403, "Log in to see your lobby.")
         return

@@ -219,6 +219,9 @@ def test_play_survives_a_database_restart(app, cluster):
         assert_readable_503(
             o.post(f"/games/{watched}/forfeit/"), "forfeit during the outage"
         )
+        stream = o.get(f"/games/{watched}/events/")
+        assert_readable_503(stream, "a live stream opened during the outage")
+        assert stream.headers["Retry-After"] == "5"
 
         cluster.start()
         wait_for(lambda: app.browser().get("/healthz").status == 200, "healthz 200")

@@ -25,7 +25,7 @@ from http.cookiejar import CookieJar
 from pathlib import Path
 
 import pytest
-from django.db import connection
+from django.db import OperationalError, connection
 from django.urls import reverse
 
 from games import services, streams
@@ -502,6 +502,29 @@ def test_streams_refuse_a_session_a_page_would_refuse(
 
     status, _, body = run(_answer(path.format(id=game.pk), cookie=cookie))
     assert (status, body.decode()) == (403, message)
+    assert hub.games == {}
+    assert hub.lobbies == {}
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("path", ["/games/{id}/events/", "/lobby/events/"])
+def test_streams_answer_503_while_the_database_cannot_be_reached(
+    game, carol, client_for, monkeypatch, path
+):
+    """As the pages do (games.errors): a readable 503, never a traceback. The
+    real outage, a stopped PostgreSQL, is in tests/test_database_outage.py."""
+    cookie = sessionid(client_for(carol))
+
+    def unreachable(*args):
+        raise OperationalError("connection refused")
+
+    monkeypatch.setattr(streams, "_viewer", unreachable)
+    status, headers, body = run(_answer(path.format(id=game.pk), cookie=cookie))
+    assert (status, body.decode()) == (
+        503,
+        "The game server cannot reach its database right now. Try again in a moment.",
+    )
+    assert headers["retry-after"] == "5"
     assert hub.games == {}
     assert hub.lobbies == {}
 
