@@ -27,6 +27,15 @@ def player_named(username: str):
         ) from None
 
 
+def parse_digits(text: str, max_digits: int) -> int | None:
+    """`text` as a whole number when it is plain ASCII digits (no sign, decimal,
+    exponent or other script), at most `max_digits` of them; else None. The one
+    number parser for forms and the live streams' versions."""
+    if text.isascii() and text.isdigit() and len(text) <= max_digits:
+        return int(text)
+    return None
+
+
 class StrictIntegerField(forms.IntegerField):
     """Plain ASCII digits only: no signs, decimals, exponents or other scripts."""
 
@@ -37,10 +46,10 @@ class StrictIntegerField(forms.IntegerField):
     def to_python(self, value):
         if value in self.empty_values:
             return None
-        text = str(value).strip()
-        if not (text.isascii() and text.isdigit() and len(text) <= self.max_digits):
+        number = parse_digits(str(value).strip(), self.max_digits)
+        if number is None:
             raise forms.ValidationError(self.error_messages["invalid"], code="invalid")
-        return int(text)
+        return number
 
 
 CELL_ERROR = "Choose a cell on the board: row and column must be 0, 1 or 2."

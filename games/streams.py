@@ -26,6 +26,7 @@ from django.http.cookie import parse_cookie
 from django.http.request import split_domain_port, validate_host
 
 from .errors import DATABASE_UNAVAILABLE, RETRY_AFTER_SECONDS
+from .forms import parse_digits
 from .live import Subscriber, hub
 from .models import Game
 
@@ -158,9 +159,10 @@ def _last_seen(scope) -> int | None:
                 value = raw
     if not value:
         return None
-    if not (value.isascii() and value.isdigit() and len(value) < 10):
+    version = parse_digits(value, max_digits=9)
+    if version is None:
         raise BadVersion()
-    return int(value)
+    return version
 
 
 def _event(data: str, *, event: str | None = None, event_id: int | None = None):

@@ -13,7 +13,7 @@ urlpatterns = [
     path("", views.lobby, name="lobby"),
     path("lobby/live/", views.lobby_live, name="lobby_live"),
     path("lobby/events/", views.live_stream_unavailable, name="lobby_events"),
-    # -- accounts (games.accounts) --
+    # Accounts (games.accounts)
     path("accounts/signup/", accounts.signup, name="signup"),
     path(
         "accounts/login/",
@@ -49,7 +49,6 @@ urlpatterns = [
     ),
     path("accounts/email/", accounts.email, name="account_email"),
     path("accounts/close/", accounts.close_account, name="close_account"),
-    # -- end of accounts --
     path("games/new/", views.new_game, name="new_game"),
     path("games/archive/", views.archive, name="archive"),
     path("players/<str:username>/", views.player_detail, name="player_detail"),
@@ -61,7 +60,7 @@ urlpatterns = [
         views.live_stream_unavailable,
         name="game_events",
     ),
-    path("games/<int:game_id>/move/", views.play_move, name="make_move"),
+    path("games/<int:game_id>/move/", views.play_move, name="play_move"),
     path("games/<int:game_id>/join/", views.join_game, name="join_game"),
     path("games/<int:game_id>/forfeit/", views.forfeit_game, name="forfeit_game"),
     path("games/<int:game_id>/abort/", views.abort_game, name="abort_game"),

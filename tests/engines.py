@@ -1,7 +1,8 @@
 """Tests that only mean something on one database engine.
 
 `@pytest.mark.postgresql_only` marks a test that needs the PostgreSQL pass (for
-example because it runs PostgreSQL servers of its own). On the other pass it is
+example because it runs PostgreSQL servers of its own); `@pytest.mark.sqlite_only`
+one about SQLite itself (its query planner, say). On the other pass such a test is
 deselected, and the collection report says so and why: it is not skipped, so it
 never looks like a test that ran.
 
@@ -10,27 +11,33 @@ The hooks are imported by tests/conftest.py.
 
 from django.conf import settings
 
-MARKER = "postgresql_only"
+# marker -> the engine whose pass runs the test
+MARKERS = {"postgresql_only": "postgresql", "sqlite_only": "sqlite3"}
 _deselected: list[str] = []
 
 
-def on_postgresql() -> bool:
-    return settings.DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql"
+def engine() -> str:
+    return settings.DATABASES["default"]["ENGINE"].rsplit(".", 1)[-1]
 
 
 def pytest_configure(config):
-    config.addinivalue_line(
-        "markers",
-        f"{MARKER}: runs in the PostgreSQL pass only; deselected on the others",
+    for marker, name in MARKERS.items():
+        config.addinivalue_line(
+            "markers", f"{marker}: runs in the {name} pass only; deselected on others"
+        )
+
+
+def _runs_elsewhere(item) -> bool:
+    return any(
+        item.get_closest_marker(marker) and name != engine()
+        for marker, name in MARKERS.items()
     )
 
 
 def pytest_collection_modifyitems(config, items):
-    if on_postgresql():
-        return
     kept, dropped = [], []
     for item in items:
-        (dropped if item.get_closest_marker(MARKER) else kept).append(item)
+        (dropped if _runs_elsewhere(item) else kept).append(item)
     if dropped:
         config.hook.pytest_deselected(items=dropped)
         items[:] = kept
@@ -41,8 +48,7 @@ def pytest_report_collectionfinish(config, start_path, items):
     if not _deselected:
         return []
     return [
-        f"deselected {len(_deselected)} PostgreSQL-only test(s) on "
-        f"{settings.DATABASES['default']['ENGINE'].rsplit('.', 1)[-1]}: they run "
-        "in the PostgreSQL pass (make test-postgres)",
+        f"deselected {len(_deselected)} test(s) for another database engine on "
+        f"{engine()}: they run in that engine's pass of make test",
         *(f"  {nodeid}" for nodeid in _deselected),
     ]

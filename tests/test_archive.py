@@ -138,4 +138,5 @@ def test_query_count_does_not_grow(
     forfeited_games(alice, bob, 30)
     with django_assert_num_queries(expected):
         response = as_alice.get("/games/archive/", query)
+    assert response.status_code == 200
     assert len(listed(response)) == 20

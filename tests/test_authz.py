@@ -383,7 +383,7 @@ def test_every_post_only_route_is_in_the_matrix(client_for, alice):
     }
 
 
-# -- account pages (issue 16) --------------------------------------------------
+# -- account pages --------------------------------------------------
 # No account page names an account in its address: each acts on the logged-in
 # user only, and sends anonymous visitors to log in first. The password-reset
 # pages are for everyone (the emailed link is the authorization).

@@ -219,7 +219,7 @@ def test_logout_is_post_only(client_for, alice, method):
     assert _session_user(client) == str(alice.pk)
 
 
-# -- account pages (issue 16) --------------------------------------------------
+# -- account pages --------------------------------------------------
 
 NEW_PASSWORD = "another-long-password-77"
 

@@ -127,7 +127,7 @@ def test_production_refuses_to_start_without_a_secret_key():
     assert "DJANGO_SECRET_KEY is not set." in result.stderr
 
 
-# -- email (issue 16) ----------------------------------------------------------
+# -- email ----------------------------------------------------------
 
 SMTP_ENV = {
     "DJANGO_EMAIL_HOST": "smtp.example.com",

@@ -168,7 +168,7 @@ FIELDS = [
     "board",
     "player_x",
 ]
-# -- account pages (issue 16): their fields --
+# -- account pages: their fields --
 FIELDS += ["email", "old_password", "new_password1", "new_password2"]
 
 field_values = st.one_of(hostile_text, st.lists(hostile_text, max_size=3))
@@ -224,7 +224,7 @@ ROUTES = [
     ("POST", "/admin/games/game/{id}/delete/"),
     ("POST", "/admin/games/game/add/"),
 ]
-# -- account pages (issue 16): change, reset, email, close --
+# -- account pages: change, reset, email, close --
 ACCOUNT_ROUTES = [
     ("GET", "/accounts/password_change/"),
     ("POST", "/accounts/password_change/"),
@@ -558,7 +558,7 @@ def test_hostile_credentials(world, route, username, password, repeat, query):
         assert response.status_code in (200, 400, 429)
 
 
-# -- account pages (issue 16): hostile email addresses and passwords ----------
+# -- account pages: hostile email addresses and passwords ----------
 
 
 @budget(EXAMPLES["accounts"])

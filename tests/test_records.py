@@ -192,6 +192,7 @@ def test_player_page_query_count_does_not_grow(
     add_games(alice, bob, 24)
     with django_assert_num_queries(PLAYER_PAGE_QUERIES):
         response = client.get("/players/alice/")
+    assert response.status_code == 200
     assert response.context["record"].total.played == 29
 
 

@@ -631,9 +631,7 @@ def test_game_ending_move_query_count(client_for, alice, bob, play, opponent):
     assert game.status == "x_won"
 
 
-@pytest.mark.skipif(
-    connection.vendor != "sqlite", reason="a SQLite planner statistics case"
-)
+@pytest.mark.sqlite_only  # a SQLite planner statistics case
 def test_game_page_query_uses_an_index_after_analyze(as_bob, alice, bob):
     """With statistics, SQLite scanned every game to find a game's rematch
     (the unique index on rematch_of is nearly all NULLs): 20 ms a page at

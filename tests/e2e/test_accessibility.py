@@ -134,7 +134,7 @@ def test_the_audit_reports_a_known_violation(browser, axe_source):
     assert [(v["id"], v["impact"]) for v in violations] == [("button-name", "critical")]
 
 
-# -- account pages (issue 16) --------------------------------------------------
+# -- account pages --------------------------------------------------
 
 
 def test_account_pages_have_no_serious_accessibility_violations(
