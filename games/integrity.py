@@ -50,7 +50,7 @@ def _status_violations(game: Game, board: rules.Board) -> list[str]:
         return _aborted_violations(game, board)
     if None in (game.player_x_id, game.player_o_id):
         return [f"status {status} but a player is missing"]
-    if status in (GameStatus.X_FORFEITS, GameStatus.O_FORFEITS):
+    if rules.Status(status).is_forfeit:
         if outcome.is_over:
             return [f"status {status} but the board says {outcome}"]
         return []

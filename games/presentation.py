@@ -152,7 +152,7 @@ def result_text(game: Game, viewer=None) -> str:
             subject = f"{name(game.player_for(winner))} ({winner}) wins"
     else:
         subject = f"{name(game.player_for(winner))} ({winner}) wins"
-    if status in (GameStatus.X_FORFEITS, GameStatus.O_FORFEITS):
+    if rules.Status(status).is_forfeit:
         return f"{subject}: {name(game.player_for(loser))} ({loser}) forfeited."
     return f"{subject}!"
 
@@ -204,10 +204,7 @@ def outcome_text(result: PlayerResult, viewer=None) -> str:
         return f"Against {'yourself' if own else 'themselves'} — {result_text(game)}"
     label = ResultOutcome(result.outcome).label
     text = f"{label} as {result.mark}"
-    if result.outcome == ResultOutcome.WIN and game.status in (
-        GameStatus.X_FORFEITS,
-        GameStatus.O_FORFEITS,
-    ):
+    if result.outcome == ResultOutcome.WIN and rules.Status(game.status).is_forfeit:
         text += f" ({name(result.opponent)} forfeited)"
     return text
 

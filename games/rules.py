@@ -63,6 +63,16 @@ class Status(StrEnum):
     def winner(self) -> Mark | None:
         return _WINNERS.get(self)
 
+    @property
+    def is_forfeit(self) -> bool:
+        """Ended because a player gave up on their turn."""
+        return self in _FORFEITERS
+
+
+def statuses_won_by(mark: Mark) -> list[Status]:
+    """Every status in which `mark`'s player wins: on the board or by forfeit."""
+    return [status for status, winner in _WINNERS.items() if winner is mark]
+
 
 _WINNERS = {
     Status.X_WON: Mark.X,

@@ -484,8 +484,8 @@ def _recount_record(player_id: int) -> None:
 def _recount_series(series_id: int) -> None:
     series = Series.objects.get(pk=series_id)
     a = series.player_a_id
-    won_by_a = Q(status__in=[GameStatus.X_WON, GameStatus.O_FORFEITS], player_x=a) | Q(
-        status__in=[GameStatus.O_WON, GameStatus.X_FORFEITS], player_o=a
+    won_by_a = Q(status__in=rules.statuses_won_by(rules.Mark.X), player_x=a) | Q(
+        status__in=rules.statuses_won_by(rules.Mark.O), player_o=a
     )
     totals = Game.objects.filter(series=series, status__in=RESULT_STATUSES).aggregate(
         a_wins=Count("id", filter=won_by_a),

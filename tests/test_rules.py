@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from games import rules
-from games.rules import Board, GameState, Mark, Status
+from games.rules import Board, GameState, Mark, Status, statuses_won_by
 
 ROW_COL_LINES = [[rules.cell_of(i) for i in line] for line in rules.LINES]
 
@@ -264,3 +264,13 @@ def test_whose_turn_by_move_count_matches_the_board():
         0,
         1,
     )
+
+
+def test_what_counts_as_a_forfeit():
+    forfeits = {status for status in Status if status.is_forfeit}
+    assert forfeits == {Status.X_FORFEITS, Status.O_FORFEITS}
+
+
+def test_the_statuses_each_side_wins():
+    assert statuses_won_by(Mark.X) == [Status.X_WON, Status.O_FORFEITS]
+    assert statuses_won_by(Mark.O) == [Status.O_WON, Status.X_FORFEITS]
