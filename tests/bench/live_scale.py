@@ -190,13 +190,21 @@ def prepare_database(database, name: str, games: int, workdir: Path, sessions):
     manage(url, "migrate", "--noinput")
     manifest = workdir / f"{database.name}-{name}.json"
     password = secrets.token_urlsafe(16)
-    manage(
-        url,
-        "seed_bench",
-        "--scenario=small",
-        f"--password={password}",
-        f"--move-games={games}",
-        f"--manifest={manifest}",
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "tests.bench.seed",
+            "--scenario=small",
+            f"--password={password}",
+            f"--move-games={games}",
+            f"--manifest={manifest}",
+        ],
+        cwd=ROOT,
+        env=django_env(url),
+        check=True,
+        capture_output=True,
+        text=True,
     )
     seeded = json.loads(manifest.read_text())
     script = SESSIONS_SCRIPT.replace("WANTED", repr(sessions))
