@@ -183,3 +183,16 @@ for username in USERNAMES:
     keys[username] = session.session_key
 print(json.dumps(keys))
 """
+
+
+@contextmanager
+def serving(tmp_dir: Path, name: str, *, workers: int, **env: str):
+    """`make serve` on a fresh database of the pass's engine, for a test module."""
+    with fresh_database(tmp_dir, name) as database_url:
+        app = ServedApp(database_url=database_url, tmp_dir=tmp_dir, workers=workers)
+        app.env.update(env)
+        app.start()
+        try:
+            yield app
+        finally:
+            app.stop()

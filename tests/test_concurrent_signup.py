@@ -10,7 +10,7 @@ import threading
 import pytest
 
 from .conftest import PASSWORD
-from .served import ServedApp, fresh_database
+from .served import serving
 
 RACERS = 8
 BARRIER_TIMEOUT = 60  # seconds a racer waits for the others before failing
@@ -20,13 +20,8 @@ EMAIL_TAKEN = "Another account already uses this email address."
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     tmp_dir = tmp_path_factory.mktemp("served_signup")
-    with fresh_database(tmp_dir, "signup") as database_url:
-        app = ServedApp(database_url=database_url, tmp_dir=tmp_dir, workers=3)
-        app.start()
-        try:
-            yield app
-        finally:
-            app.stop()
+    with serving(tmp_dir, "signup", workers=3) as app:
+        yield app
 
 
 def test_simultaneous_sign_ups_with_one_address_make_one_account(server):

@@ -32,6 +32,7 @@ from games import services
 from games.forms import CELL_ERROR
 from games.models import Game
 
+from .asgi import http_scope
 from .conftest import PASSWORD, play_cells
 from .hostile import is_login_redirect, send, stored_state
 
@@ -714,20 +715,13 @@ def test_hostile_requests_to_the_streams(
     if last_event_id is not None:
         headers.append((b"last-event-id", _raw(last_event_id)))
     headers += [(_raw(key).lower(), _raw(value)) for key, value in extra]
-    scope = {
-        "type": "http",
-        "asgi": {"version": "3.0"},
-        "http_version": "1.1",
-        "method": method,
-        "scheme": "http",
-        "path": path,
-        "raw_path": path.encode(),
-        "query_string": urlencode(query).encode(),
-        "root_path": "",
-        "headers": headers,
-        "client": ("127.0.0.1", 50000),
-        "server": ("testserver", 80),
-    }
+    scope = http_scope(
+        method=method,
+        path=path,
+        query_string=urlencode(query).encode(),
+        headers=headers,
+        server_name="testserver",
+    )
     before = stored_state()
     try:
         sent = asyncio.run(_stream_answer(scope, body))

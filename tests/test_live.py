@@ -32,6 +32,8 @@ from games import services, streams
 from games.live import KEEPALIVE_SLICES, Change, Subscriber, decode, encode, hub
 from tictactoe_site.asgi import application
 
+from .asgi import http_scope
+
 BOUND = 10.0  # seconds: generous for a loaded CI machine, never slept
 
 
@@ -54,20 +56,13 @@ class Stream:
         if cookie:
             raw_headers.append((b"cookie", f"sessionid={cookie}".encode()))
         raw_headers += [(k.encode(), v.encode()) for k, v in headers]
-        self.scope = {
-            "type": "http",
-            "asgi": {"version": "3.0"},
-            "http_version": "1.1",
-            "method": method,
-            "scheme": "http",
-            "path": path,
-            "raw_path": path.encode(),
-            "query_string": query.encode(),
-            "root_path": "",
-            "headers": raw_headers,
-            "client": ("127.0.0.1", 50000),
-            "server": ("127.0.0.1", 80),
-        }
+        self.scope = http_scope(
+            method=method,
+            path=path,
+            query_string=query.encode(),
+            headers=raw_headers,
+            server_name="127.0.0.1",
+        )
         self.messages: asyncio.Queue = asyncio.Queue()
         self._gone = asyncio.Event()
         self._asked = False

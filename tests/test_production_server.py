@@ -14,7 +14,7 @@ from collections import Counter
 
 import pytest
 
-from .served import PRODUCTION_ENV, ROOT, ServedApp, fresh_database
+from .served import PRODUCTION_ENV, ROOT, serving
 from .storm import Player, Storm, at_once
 
 GAMES = 20
@@ -25,13 +25,8 @@ REJECTIONS = {403, 409}
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     tmp_dir = tmp_path_factory.mktemp("served")
-    with fresh_database(tmp_dir, "served") as database_url:
-        app = ServedApp(database_url=database_url, tmp_dir=tmp_dir, workers=3)
-        app.start()
-        try:
-            yield app
-        finally:
-            app.stop()
+    with serving(tmp_dir, "served", workers=3) as app:
+        yield app
 
 
 @pytest.fixture(scope="module")

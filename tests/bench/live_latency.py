@@ -136,12 +136,13 @@ def _pairs(session_cookies, game_ids):
     return dict.fromkeys(game_ids, (x_session, o_session))
 
 
-def _percentiles(values):
+def percentiles(values: list[float]) -> dict:
+    """Milliseconds summarised: count, p50/p95/p99, min, max, mean."""
     if not values:
         return {"count": 0}
     ordered = sorted(values)
 
-    def at(share):
+    def at(share: float) -> float:
         return round(ordered[min(len(ordered) - 1, int(share * len(ordered)))], 1)
 
     return {
@@ -150,6 +151,7 @@ def _percentiles(values):
         "p95_ms": at(0.95),
         "p99_ms": at(0.99),
         "max_ms": round(ordered[-1], 1),
+        "min_ms": round(ordered[0], 1),
         "mean_ms": round(statistics.fmean(ordered), 1),
     }
 
@@ -281,8 +283,8 @@ async def _measure(base_url, session_cookies, game_ids, streams, moves, concurre
         "missed": expected - len(set(heard)),
         "duplicated": len(heard) - len(set(heard)),
     }
-    result |= _percentiles(event_ms)
-    result["shown"] = _percentiles(partial_ms)
+    result |= percentiles(event_ms)
+    result["shown"] = percentiles(partial_ms)
     return result
 
 

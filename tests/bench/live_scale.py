@@ -44,7 +44,6 @@ import random
 import resource
 import secrets
 import signal
-import statistics
 import string
 import subprocess
 import sys
@@ -52,6 +51,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from tests.bench.live_latency import percentiles
 from tests.bench.run import (
     POSTGRES_URL,
     ROOT,
@@ -61,6 +61,7 @@ from tests.bench.run import (
     app_server,
     django_env,
     manage,
+    run_seed,
 )
 
 HOST = "127.0.0.1"
@@ -94,25 +95,6 @@ print(json.dumps(keys))
 
 def now() -> float:
     return time.perf_counter()
-
-
-def percentiles(values_ms: list[float]) -> dict:
-    if not values_ms:
-        return {"count": 0}
-    ordered = sorted(values_ms)
-
-    def at(share: float) -> float:
-        return round(ordered[min(len(ordered) - 1, int(share * len(ordered)))], 1)
-
-    return {
-        "count": len(ordered),
-        "p50_ms": at(0.50),
-        "p95_ms": at(0.95),
-        "p99_ms": at(0.99),
-        "max_ms": round(ordered[-1], 1),
-        "min_ms": round(ordered[0], 1),
-        "mean_ms": round(statistics.fmean(ordered), 1),
-    }
 
 
 def raise_open_files_limit() -> int:
@@ -190,23 +172,7 @@ def prepare_database(database, name: str, games: int, workdir: Path, sessions):
     manage(url, "migrate", "--noinput")
     manifest = workdir / f"{database.name}-{name}.json"
     password = secrets.token_urlsafe(16)
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "tests.bench.seed",
-            "--scenario=small",
-            f"--password={password}",
-            f"--move-games={games}",
-            f"--manifest={manifest}",
-        ],
-        cwd=ROOT,
-        env=django_env(url),
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    seeded = json.loads(manifest.read_text())
+    seeded = run_seed(url, "small", password, games, manifest)
     script = SESSIONS_SCRIPT.replace("WANTED", repr(sessions))
     output = manage(url, "shell", "-c", script)
     keys = json.loads(output.strip().splitlines()[-1])

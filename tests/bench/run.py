@@ -329,11 +329,10 @@ def run_wrk(target: Target, round_number: int, duration: int, workdir: Path) -> 
 # ------------------------------------------------------------------ the run
 
 
-def seed(database, scenario: str, workdir: Path, password: str) -> tuple[str, dict]:
-    started = time.monotonic()
-    url = database.create(scenario)
-    manage(url, "migrate", "--noinput")
-    manifest_path = workdir / f"{database.name}-{scenario}.json"
+def run_seed(
+    url: str, scenario: str, password: str, move_games: int, manifest: Path
+) -> dict:
+    """tests/bench/seed.py on the database at `url`; its manifest."""
     subprocess.run(
         [
             sys.executable,
@@ -341,8 +340,8 @@ def seed(database, scenario: str, workdir: Path, password: str) -> tuple[str, di
             "tests.bench.seed",
             f"--scenario={scenario}",
             f"--password={password}",
-            f"--move-games={MOVE_GAMES}",
-            f"--manifest={manifest_path}",
+            f"--move-games={move_games}",
+            f"--manifest={manifest}",
         ],
         cwd=ROOT,
         env=django_env(url),
@@ -350,7 +349,15 @@ def seed(database, scenario: str, workdir: Path, password: str) -> tuple[str, di
         capture_output=True,
         text=True,
     )
-    manifest = json.loads(manifest_path.read_text())
+    return json.loads(manifest.read_text())
+
+
+def seed(database, scenario: str, workdir: Path, password: str) -> tuple[str, dict]:
+    started = time.monotonic()
+    url = database.create(scenario)
+    manage(url, "migrate", "--noinput")
+    manifest_path = workdir / f"{database.name}-{scenario}.json"
+    manifest = run_seed(url, scenario, password, MOVE_GAMES, manifest_path)
     manifest["path"] = str(manifest_path)
     took = time.monotonic() - started
     print(

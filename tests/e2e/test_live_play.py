@@ -10,7 +10,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from tests.served import ServedApp, fresh_database
+from tests.served import serving
 
 from .pages import Player
 
@@ -28,14 +28,8 @@ PLAIN_HTTP = {
 @pytest.fixture(scope="module")
 def served(tmp_path_factory):
     tmp_dir = tmp_path_factory.mktemp("live")
-    with fresh_database(tmp_dir, "live") as database_url:
-        app = ServedApp(database_url=database_url, tmp_dir=tmp_dir, workers=2)
-        app.env.update(PLAIN_HTTP)
-        app.start()
-        try:
-            yield app
-        finally:
-            app.stop()
+    with serving(tmp_dir, "live", workers=2, **PLAIN_HTTP) as app:
+        yield app
 
 
 @pytest.fixture
