@@ -35,6 +35,7 @@ from tests.bench.run import (
     SQLite,
     Target,
     django_env,
+    floor_server_command,
     log_in,
     run_wrk,
     seed,
@@ -46,17 +47,7 @@ def servers(port: int) -> dict[str, tuple[list[str], dict]]:
     serve = [sys.executable, "-m", "tictactoe_site.serve"]
     serve_env = {"WEB_CONCURRENCY": "2", "HOST": "127.0.0.1", "PORT": str(port)}
     return {
-        "gunicorn sync": (
-            [
-                str(BIN / "gunicorn"),
-                "tictactoe_site.wsgi",
-                "--workers=2",
-                "--worker-class=sync",
-                "--no-control-socket",
-                f"--bind=127.0.0.1:{port}",
-            ],
-            {},
-        ),
+        "gunicorn sync": (floor_server_command(port), {}),
         "bridge inline": (serve, serve_env | {"WEB_THREADS": "0"}),
         "bridge 4 threads": (serve, serve_env | {"WEB_THREADS": "4"}),
         "granian wsgi": (
