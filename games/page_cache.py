@@ -13,6 +13,7 @@ Pages with a one-off part are not cached: a flash message, a refusal, a replay
 """
 
 import hashlib
+from collections.abc import Callable
 
 from django.core.cache import caches
 from django.http import HttpResponse
@@ -56,14 +57,17 @@ def game_key(part: str, game: Game, viewer) -> str:
     return hashlib.blake2b(everything.encode(), digest_size=16).hexdigest()
 
 
-def render_game(request, template_name: str, context: dict, key: str) -> HttpResponse:
-    """The page for `key`, rendered once per process; the request's CSRF token in."""
+def render_game(
+    request, template_name: str, context: Callable[[], dict], key: str
+) -> HttpResponse:
+    """The page for `key`, rendered once per process (`context()` is computed only
+    then); the request's CSRF token in."""
     token = get_token(request)
     pages = caches["pages"]
     html = pages.get(key)
     if html is None:
         html = render_to_string(
-            template_name, context | {"csrf_token": CSRF_PLACEHOLDER}, request
+            template_name, context() | {"csrf_token": CSRF_PLACEHOLDER}, request
         )
         pages.set(key, html)
     return HttpResponse(html.replace(CSRF_PLACEHOLDER, token))

@@ -74,10 +74,14 @@ def game_context(game: Game, viewer) -> dict:
 
 
 def _render_game(request, game: Game, *, error: str | None = None, status: int = 200):
-    context = game_context(game, request.user) | {"error": error}
     if error is None and not get_messages(request):
-        key = page_cache.game_key("page", game, request.user)
-        return page_cache.render_game(request, "games/game_detail.html", context, key)
+        return page_cache.render_game(
+            request,
+            "games/game_detail.html",
+            lambda: game_context(game, request.user) | {"error": None},
+            page_cache.game_key("page", game, request.user),
+        )
+    context = game_context(game, request.user) | {"error": error}
     return render(request, "games/game_detail.html", context, status=status)
 
 
@@ -183,7 +187,7 @@ def game_live(request, game_id: int):
     response = page_cache.render_game(
         request,
         "games/game_detail.html#live",
-        game_context(game, request.user),
+        lambda: game_context(game, request.user),
         page_cache.game_key("live", game, request.user),
     )
     response["Cache-Control"] = "no-store"
