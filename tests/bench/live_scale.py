@@ -842,13 +842,6 @@ async def fan_out(args, workdir: Path) -> dict | None:
     extra = {}
     if args.broker == "redis":
         extra["REDIS_URL"] = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
-        if "REDIS_URL" not in "".join(
-            p.read_text() for p in (ROOT / "games").glob("*.py")
-        ):
-            print(
-                "  note: this tree's code does not read REDIS_URL: "
-                "LISTEN/NOTIFY carries the changes"
-            )
     ports = [args.port + 10 + n for n in range(4)]
     print(
         f"\n== postgres fan-out: 4 servers on ports {ports} ({args.broker}), "
