@@ -83,6 +83,7 @@ class ServedApp:
             "DJANGO_ALLOWED_HOSTS": "127.0.0.1",
             "DATABASE_URL": database_url,
             "DJANGO_STATIC_ROOT": str(tmp_dir / "static"),
+            "DJANGO_CACHE_DIR": str(tmp_dir / f"cache-{self.port}"),
             "HOST": "127.0.0.1",
             "PORT": str(self.port),
             "WEB_CONCURRENCY": str(workers),
@@ -132,6 +133,22 @@ class ServedApp:
 
     def browser(self, session_key: str | None = None, *, https: bool = True):
         return Browser(self.port, session_key=session_key, https=https)
+
+    def worker_pids(self) -> list[int]:
+        """The server's worker processes: the children of its supervisor, which
+        is the child of `make` (tictactoe_site.serve, WEB_CONCURRENCY > 1); not
+        multiprocessing's resource tracker."""
+
+        def children(pid: int) -> list[int]:
+            path = Path(f"/proc/{pid}/task/{pid}/children")
+            return [int(child) for child in path.read_text().split()]
+
+        (supervisor,) = children(self.process.pid)
+        return [
+            pid
+            for pid in children(supervisor)
+            if b"spawn_main" in Path(f"/proc/{pid}/cmdline").read_bytes()
+        ]
 
     def manage(self, *args: str) -> subprocess.CompletedProcess:
         """manage.py against the server's database, with the server's variables."""

@@ -1,6 +1,9 @@
 """Test settings: the project's settings with fast password hashing."""
 
+import atexit
 import os
+import shutil
+import tempfile
 
 os.environ.setdefault("DJANGO_DEBUG", "0")
 os.environ.setdefault("DJANGO_SECRET_KEY", "tests-only-secret-key-not-for-production")
@@ -17,3 +20,10 @@ LOGGING["loggers"]["games"]["level"] = "INFO"  # noqa: F405
 # do not warn that STATIC_ROOT does not exist.
 WHITENOISE_USE_FINDERS = True
 WHITENOISE_AUTOREFRESH = True
+
+# Sessions of this test run only: a fresh directory (the file-based session cache
+# of settings.py), removed at exit.
+if not REDIS_URL:  # noqa: F405
+    SESSIONS_DIR = tempfile.mkdtemp(prefix="ttt-test-sessions-")
+    CACHES["sessions"]["LOCATION"] = SESSIONS_DIR  # noqa: F405
+    atexit.register(shutil.rmtree, SESSIONS_DIR, ignore_errors=True)

@@ -124,7 +124,7 @@ def test_pages_follow_older_and_newer_links(alice, bob, as_alice):
     assert back_again.context["newer_query"] is None
 
 
-ARCHIVE_QUERIES = 3  # session, user, one page of results with games and players
+ARCHIVE_QUERIES = 2  # user, one page of results with games and players
 
 
 @pytest.mark.parametrize("query", [{}, {"result": "lost"}, {"opponent": "bob"}])

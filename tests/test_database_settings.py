@@ -1,4 +1,5 @@
-"""DATABASE_URL and the pool variables become the DATABASES Django runs with."""
+"""DATABASE_URL and the pool variables become the DATABASES Django runs with;
+REDIS_URL and DJANGO_CACHE_DIR the cache sessions are read from."""
 
 import json
 import os
@@ -7,16 +8,28 @@ import sys
 
 from .served import ROOT
 
-SHOW = (
-    "import json; from django.conf import settings; d = settings.DATABASES['default'];"
+DATABASE = (
+    "d = settings.DATABASES['default'];"
     "keys = ('ENGINE', 'NAME', 'CONN_MAX_AGE', 'OPTIONS');"
     "print(json.dumps({key: d[key] for key in keys}))"
+)
+SESSIONS = (
+    "print(json.dumps({'engine': settings.SESSION_ENGINE,"
+    "'cache': settings.CACHES[settings.SESSION_CACHE_ALIAS]}, default=str))"
 )
 
 
 def database_settings(**env: str) -> dict:
+    return settings_of(DATABASE, **env)
+
+
+def settings_of(show: str, **env: str) -> dict:
+    """What `show` prints of the settings a fresh process gets from `env`."""
+    script = (
+        f"import json, django; django.setup(); from django.conf import settings; {show}"
+    )
     result = subprocess.run(
-        [sys.executable, "-c", f"import django; django.setup(); {SHOW}"],
+        [sys.executable, "-c", script],
         cwd=ROOT,
         env={
             "PATH": os.environ["PATH"],
@@ -65,3 +78,24 @@ def test_without_the_pool_postgresql_keeps_persistent_connections():
     )
     assert database["CONN_MAX_AGE"] == 60
     assert database["OPTIONS"] == {"connect_timeout": 5}
+
+
+def test_sessions_are_read_from_files_every_process_shares():
+    sessions = settings_of(SESSIONS)
+    assert sessions["engine"] == "django.contrib.sessions.backends.cached_db"
+    assert sessions["cache"]["BACKEND"] == (
+        "django.core.cache.backends.filebased.FileBasedCache"
+    )
+    assert sessions["cache"]["LOCATION"] == str(ROOT / ".cache" / "sessions")
+    moved = settings_of(SESSIONS, DJANGO_CACHE_DIR="/var/cache/tictactoe")
+    assert moved["cache"]["LOCATION"] == "/var/cache/tictactoe/sessions"
+
+
+def test_sessions_are_read_from_redis_when_hosts_share_it():
+    sessions = settings_of(SESSIONS, REDIS_URL="redis://cache.internal:6379/0")
+    assert sessions["engine"] == "django.contrib.sessions.backends.cached_db"
+    assert sessions["cache"] == {
+        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "LOCATION": "redis://cache.internal:6379/0",
+        "KEY_PREFIX": "sessions",
+    }

@@ -582,10 +582,10 @@ def test_game_page_queries_do_not_grow(
     settings.GAMES_MAX_OPEN_PER_USER = 100
     _many_games(alice, bob, extra_games, settings)
     play(game, (0, 0), (1, 1), (0, 1), (2, 2), (0, 2))  # a long, finished game
-    # session, user, game (players and series joined)
-    with django_assert_num_queries(3):
+    # user, game (players and series joined); the session comes from its cache
+    with django_assert_num_queries(2):
         assert as_bob.get(f"/games/{game.pk}/").status_code == 200
-    with django_assert_num_queries(3):
+    with django_assert_num_queries(2):
         assert as_bob.get(f"/games/{game.pk}/state.json").status_code == 200
 
 
@@ -595,15 +595,15 @@ def test_lobby_queries_do_not_grow(
 ):
     settings.GAMES_MAX_OPEN_PER_USER = 100
     _many_games(alice, bob, extra_games, settings)
-    # session, user, your games, open games, finished games
-    with django_assert_num_queries(5):
+    # user, your games, open games, finished games
+    with django_assert_num_queries(4):
         assert as_alice.get("/").status_code == 200
 
 
 def test_move_post_query_count(as_bob, started, django_assert_num_queries):
-    # session, user, SELECT ... FOR UPDATE, insert move, update game; inside the
-    # test's own transaction the service's atomic() adds SAVEPOINT + RELEASE.
-    with django_assert_num_queries(7):
+    # user, SELECT ... FOR UPDATE, insert move, update game; inside the test's
+    # own transaction the service's atomic() adds SAVEPOINT + RELEASE.
+    with django_assert_num_queries(6):
         assert move(as_bob, started, 1, 1, ply=1).status_code == 302
 
 
@@ -618,15 +618,15 @@ def _statements(queries) -> list[str]:
 
 @pytest.mark.parametrize("opponent", ["bob", "alice"], ids=["two players", "self"])
 def test_game_ending_move_query_count(client_for, alice, bob, play, opponent):
-    # session, user, SELECT ... FOR UPDATE, insert move, update game, update
-    # series, insert result rows, upsert records
+    # user, SELECT ... FOR UPDATE, insert move, update game, update series,
+    # insert result rows, upsert records
     game = services.create_game(creator=alice, opponent=locals()[opponent])
     play(game, (0, 0), (1, 1), (0, 1), (2, 2))
     as_alice = client_for(alice)
     with CaptureQueriesContext(connection) as queries:
         response = move(as_alice, game, 0, 2, ply=4)
     assert response.status_code == 302
-    assert len(_statements(queries)) == 8
+    assert len(_statements(queries)) == 7
     game.refresh_from_db()
     assert game.status == "x_won"
 
@@ -794,7 +794,7 @@ def test_challenge_limits_are_a_429_with_a_message(as_alice, bob, carol, setting
 # -- lobby queries ----------------------------------------------------------
 
 
-def test_lobby_with_new_games_stays_at_five_queries(
+def test_lobby_with_new_games_stays_at_four_queries(
     as_alice, alice, bob, carol, make_user, django_assert_num_queries, settings
 ):
     settings.GAMES_MAX_OPEN_PER_USER = 100
@@ -810,16 +810,16 @@ def test_lobby_with_new_games_stays_at_five_queries(
         aborted = services.create_game(creator=opponent, opponent=alice)
         services.abort(game_id=aborted.pk, user=alice)
     services.abort(game_id=services.create_game(creator=alice).pk, user=alice)
-    # session, user, your games, open games, finished games
-    with django_assert_num_queries(5):
+    # user, your games, open games, finished games
+    with django_assert_num_queries(4):
         response = as_alice.get("/")
     assert response.status_code == 200
     assert text(response).count("started a game against you.") == 20
     assert text(response).count("Aborted by you.") == 11  # the open game, 10 others
-    with django_assert_num_queries(5):
+    with django_assert_num_queries(4):
         assert as_alice.get("/lobby/live/").status_code == 200
     # The archive and the player page list the same rows without more queries.
-    with django_assert_num_queries(3):
+    with django_assert_num_queries(2):
         assert as_alice.get("/games/archive/").status_code == 200
 
 

@@ -155,7 +155,30 @@ CACHES = {
         "TIMEOUT": 600,
         "OPTIONS": {"MAX_ENTRIES": 2000},
     },
+    # Sessions are read from here, so a request costs no session query, and
+    # written through to the database (cached_db below). Every server process
+    # reads the same entries: logging out, or a password change, ends a session
+    # in all of them at once. One host: a private directory of files; several
+    # hosts share Redis (REDIS_URL), as they do for live updates.
+    "sessions": (
+        {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            "KEY_PREFIX": "sessions",
+        }
+        if REDIS_URL
+        else {
+            "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
+            "LOCATION": Path(os.environ.get("DJANGO_CACHE_DIR", BASE_DIR / ".cache"))
+            / "sessions",
+            # Each entry lives as long as its session; past this many files a
+            # third are dropped (they are reloaded from the database when used).
+            "OPTIONS": {"MAX_ENTRIES": 100_000},
+        }
+    ),
 }
+SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
+SESSION_CACHE_ALIAS = "sessions"
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
