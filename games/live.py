@@ -93,7 +93,12 @@ def socket_directory() -> Path | None:
     """Where the processes sharing this SQLite file meet; None when in memory."""
     if connection.vendor != "sqlite":
         return None
-    name = str(connection.settings_dict["NAME"])
+    return _socket_directory(str(connection.settings_dict["NAME"]))
+
+
+@functools.cache
+def _socket_directory(name: str) -> Path | None:
+    """Computed once per database name: every move's publish asks."""
     if name == ":memory:" or "mode=memory" in name:
         return None
     digest = hashlib.sha256(str(Path(name).resolve()).encode()).hexdigest()[:16]

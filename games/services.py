@@ -89,11 +89,28 @@ class Conflict(rules.Rejected):
     message = "The game changed while your action was being saved. Please try again."
 
 
+# The locked row: every field of the game (services save it back) and of its
+# players what services read: the name (events) and whether the account is
+# closed. Fewer columns make the query of every action cheaper to build.
+LOCKED_FIELDS = (
+    *(
+        field.name
+        for field in Game._meta.concrete_fields
+        if field.name not in ("player_x", "player_o")
+    ),
+    "player_x__username",
+    "player_x__is_active",
+    "player_o__username",
+    "player_o__is_active",
+)
+
+
 def _locked_game(game_id: int) -> Game:
     try:
         return (
             Game.objects.select_for_update(of=("self",))
             .select_related("player_x", "player_o")
+            .only(*LOCKED_FIELDS)
             .get(pk=game_id)
         )
     except (Game.DoesNotExist, ValueError, TypeError, OverflowError):

@@ -50,6 +50,7 @@ def test_sqlite_is_the_default_with_wal_and_immediate_transactions():
     database = database_settings()
     assert database["ENGINE"] == "django.db.backends.sqlite3"
     assert database["NAME"] == str(ROOT / "db.sqlite3")
+    assert database["CONN_MAX_AGE"] == 60  # a process keeps its connection
     assert database["OPTIONS"]["transaction_mode"] == "IMMEDIATE"
     assert "journal_mode=WAL" in database["OPTIONS"]["init_command"]
 

@@ -103,7 +103,9 @@ REDIS_URL = os.environ.get("REDIS_URL", "")
 DATABASES = {
     "default": dj_database_url.config(
         default=f"sqlite:///{BASE_DIR / 'db.sqlite3'}",
-        conn_max_age=int(os.environ.get("DJANGO_CONN_MAX_AGE", "0")),
+        # Each process keeps its connection between requests (a page runs on its
+        # process's event loop, one at a time: tictactoe_site.bridge).
+        conn_max_age=int(os.environ.get("DJANGO_CONN_MAX_AGE", "60")),
         conn_health_checks=True,
     )
 }

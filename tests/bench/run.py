@@ -87,8 +87,6 @@ def django_env(database_url: str, settings: str = "tictactoe_site.settings") -> 
         DJANGO_DEBUG="0",
         DJANGO_ALLOWED_HOSTS="127.0.0.1,localhost",
         DATABASE_URL=database_url,
-        # Persistent connections, as a production deployment would configure.
-        DJANGO_CONN_MAX_AGE="60",
         PYTHONPATH=str(ROOT),
     )
     return env
