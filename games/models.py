@@ -188,8 +188,9 @@ class GameQuerySet(models.QuerySet):
         games); a creation or a deletion changes the count. `updated_at` alone
         could miss a change on PostgreSQL, where two games' transactions may
         commit in the other order than their timestamps: the sum of versions
-        still moves. Cost: the rows of the three indexed terms (game_x_recent,
-        game_o_recent, game_open), not the whole table."""
+        still moves. Each term has an index (player_x, player_o, status) and both
+        databases combine them (SQLite's multi-index OR, PostgreSQL's BitmapOr):
+        the query reads the viewer's games and the open ones, not the table."""
         totals = self.filter(
             Q(player_x=user) | Q(player_o=user) | Q(status=GameStatus.WAITING)
         ).aggregate(
