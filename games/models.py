@@ -11,7 +11,7 @@ from collections import Counter, defaultdict
 
 from django.conf import settings
 from django.db import models
-from django.db.models import BooleanField, Case, Count, F, Q, Value, When
+from django.db.models import BooleanField, Case, Count, F, Max, Q, Sum, Value, When
 from django.db.models.functions import Length, Replace
 from django.db.models.lookups import Exact, In
 from django.urls import reverse
@@ -177,6 +177,26 @@ class GameQuerySet(models.QuerySet):
             .only(*GAME_ROW_FIELDS)
             .order_by("-created_at", "-id")
         )
+
+    def lobby_version(self, user) -> tuple:
+        """A value that changes whenever `user`'s lobby could: over `user`'s games
+        (any status: the lobby lists the running ones and the latest finished) and
+        every open game (the open list), one aggregate query, no model instances.
+
+        A write to any of these rows sets a new `updated_at` and bumps `version`
+        (games.services; close_account sets `updated_at` of all the closer's
+        games); a creation or a deletion changes the count. `updated_at` alone
+        could miss a change on PostgreSQL, where two games' transactions may
+        commit in the other order than their timestamps: the sum of versions
+        still moves. Each term has an index (player_x, player_o, status) and both
+        databases combine them (SQLite's multi-index OR, PostgreSQL's BitmapOr):
+        the query reads the viewer's games and the open ones, not the table."""
+        totals = self.filter(
+            Q(player_x=user) | Q(player_o=user) | Q(status=GameStatus.WAITING)
+        ).aggregate(
+            latest=Max("updated_at"), count=Count("id"), versions=Sum("version")
+        )
+        return totals["latest"], totals["count"], totals["versions"]
 
     def open_by(self, user) -> "GameQuerySet":
         return self.of(user).filter(status=GameStatus.WAITING)

@@ -10,12 +10,19 @@ request's own token.
 
 Pages with a one-off part are not cached: a flash message, a refusal, a replay
 (its script carries the request's CSP nonce).
+
+The lobby is cached the same way, keyed by its viewer and by one cheap query
+(Game.objects.lobby_version) that moves whenever any of its lists could change.
+One thing that key cannot see: a player renamed (or deactivated) by staff in the
+admin, which changes no game; others' lobbies show the old name until their entry
+expires (LOBBY_TIMEOUT). Closing an account through the site does change the key.
 """
 
 import hashlib
 from collections.abc import Callable
 
 from django.core.cache import caches
+from django.core.cache.backends.base import DEFAULT_TIMEOUT
 from django.http import HttpResponse
 from django.middleware.csrf import get_token
 from django.template.loader import render_to_string
@@ -26,6 +33,10 @@ from .models import Game
 # (games.middleware refuses it in every request).
 CSRF_PLACEHOLDER = "\x00csrf-token\x00"
 GAME_FIELDS = [field.attname for field in Game._meta.concrete_fields]
+# Seconds a rendered lobby is kept. Its key holds the games but not the names of
+# the viewer's opponents, so a player renamed (or deactivated) by staff in the
+# admin shows as before for at most this long (a game page's key holds the names).
+LOBBY_TIMEOUT = 60
 
 
 def _user_key(user) -> tuple:
@@ -57,11 +68,24 @@ def game_key(part: str, game: Game, viewer) -> str:
     return hashlib.blake2b(everything.encode(), digest_size=16).hexdigest()
 
 
+def lobby_key(part: str, viewer, version: tuple) -> str:
+    """The key of `part` ("page" or "lists") of `viewer`'s lobby at `version`
+    (Game.objects.lobby_version(viewer)). The header of the page and the "you"
+    of the lists name the viewer."""
+    everything = repr(("lobby", part, _user_key(viewer), version))
+    return hashlib.blake2b(everything.encode(), digest_size=16).hexdigest()
+
+
 def render_game(
-    request, template_name: str, context: Callable[[], dict], key: str
+    request,
+    template_name: str,
+    context: Callable[[], dict],
+    key: str,
+    timeout: float | None = DEFAULT_TIMEOUT,
 ) -> HttpResponse:
-    """The page for `key`, rendered once per process (`context()` is computed only
-    then); the request's CSRF token in."""
+    """The page (a game's or the lobby) for `key`, rendered once per process
+    (`context()` is computed only then) and kept for `timeout` seconds (the
+    cache's default if not given); the request's CSRF token in."""
     token = get_token(request)
     pages = caches["pages"]
     html = pages.get(key)
@@ -69,5 +93,5 @@ def render_game(
         html = render_to_string(
             template_name, context() | {"csrf_token": CSRF_PLACEHOLDER}, request
         )
-        pages.set(key, html)
+        pages.set(key, html, timeout)
     return HttpResponse(html.replace(CSRF_PLACEHOLDER, token))

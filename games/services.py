@@ -14,7 +14,7 @@ from typing import Literal
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Case, Count, F, PositiveIntegerField, Q, When
+from django.db.models import Case, Count, Exists, F, PositiveIntegerField, Q, When
 from django.utils import timezone
 
 from . import events, rules
@@ -527,13 +527,20 @@ def close_account(*, user) -> None:
     theirs ends (the session hash depends on the password; inactive users are
     logged out). The user row stays, so finished games, records and head-to-heads
     stay and the username cannot be registered again. Each unfinished game is
-    left by the rules of `_leave`. Closing a closed account does nothing.
+    left by the rules of `_leave`. Every game of theirs gets a new `updated_at`:
+    the lobbies that list them (Game.objects.lobby_version) show "(closed)".
+    Closing a closed account does nothing.
     """
 
     def action() -> None:
         # Games first, then the account row: the order rematch takes (its game,
-        # then the players' rows in create_game), so the two cannot deadlock.
-        list(_unfinished_games(user).select_for_update(of=("self",)).values("pk"))
+        # then the players' rows in create_game), so the two cannot deadlock. The
+        # UPDATE locks every game of theirs, finished ones too (rematch locks a
+        # finished game); it touches nothing if the account is closed already.
+        still_open = get_user_model().objects.filter(pk=user.pk, is_active=True)
+        Game.objects.of(user).filter(Exists(still_open)).update(
+            updated_at=timezone.now()
+        )
         account = get_user_model().objects.select_for_update().get(pk=user.pk)
         if not account.is_active:
             return

@@ -99,17 +99,31 @@ def _first_error(form) -> str:
 @get_only
 @login_required
 def lobby(request):
-    return _render_lobby(request, NewGameForm())
+    if get_messages(request):
+        return _render_lobby(request, NewGameForm())
+    return _cached_lobby(request, "page", "games/lobby.html")
 
 
-def _render_lobby(
-    request, form: NewGameForm, status: int = 200, template="games/lobby.html"
-):
+def _cached_lobby(request, part: str, template_name: str) -> HttpResponse:
+    """The plain lobby (`part` "page") or its lists ("lists") from the page cache:
+    one version query on a hit, that query and the lists' on a miss. The version
+    is read before the lists, so a cached entry is never older than its key."""
     user = request.user
+    key = page_cache.lobby_key(part, user, Game.objects.lobby_version(user))
+    return page_cache.render_game(
+        request,
+        template_name,
+        lambda: _lobby_context(user, NewGameForm()),
+        key,
+        timeout=page_cache.LOBBY_TIMEOUT,
+    )
+
+
+def _lobby_context(user, form: NewGameForm) -> dict:
     # The latest finished games, from the archive's first page; its "older" cursor
     # continues in the archive.
     finished = records.archive_page(user, size=LOBBY_PAGE_SIZE)
-    context = {
+    return {
         "form": form,
         "active": [
             (game, presentation.lobby_text(game, user))
@@ -125,7 +139,13 @@ def _render_lobby(
         "games_path": reverse("game_detail", args=[0]).removesuffix("0/"),
         "players_path": reverse("player_detail", args=["-"]).removesuffix("-/"),
     }
-    return render(request, template, context, status=status)
+
+
+def _render_lobby(request, form: NewGameForm, status: int = 200):
+    """The lobby rendered afresh: with a flash message, or a refused new game's
+    form and reason (one-off parts the cache must not keep)."""
+    context = _lobby_context(request.user, form)
+    return render(request, "games/lobby.html", context, status=status)
 
 
 @post_only
@@ -198,7 +218,7 @@ def game_live(request, game_id: int):
 @login_required
 def lobby_live(request):
     """The lobby's game lists (not the new-game form), for the lobby's script."""
-    response = _render_lobby(request, NewGameForm(), template="games/lobby.html#lists")
+    response = _cached_lobby(request, "lists", "games/lobby.html#lists")
     response["Cache-Control"] = "no-store"
     return response
 

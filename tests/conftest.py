@@ -3,6 +3,7 @@ create a state the product itself cannot reach."""
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.core.cache import caches
 from django.test import Client
 
 from games import services
@@ -15,6 +16,15 @@ from .engines import (  # noqa: F401  (pytest hooks)
 )
 
 PASSWORD = "a-long-test-password-42"
+
+
+@pytest.fixture(autouse=True)
+def empty_page_cache():
+    """Every test starts without rendered pages (games.page_cache): their keys
+    hold database ids and versions, which the next test's database repeats."""
+    caches["pages"].clear()
+    yield
+    caches["pages"].clear()
 
 
 @pytest.fixture

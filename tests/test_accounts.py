@@ -530,8 +530,11 @@ def alice_history(alice, bob, carol, play):
 
 
 def _games_and_records():
+    """Finished games (but their updated_at, which closing an account moves on
+    purpose) and results."""
+    finished = Game.objects.filter(finished_at__isnull=False).order_by("pk")
     return (
-        list(Game.objects.filter(finished_at__isnull=False).order_by("pk").values()),
+        [game | {"updated_at": None} for game in finished.values()],
         list(PlayerResult.objects.order_by("pk").values()),
     )
 
@@ -643,6 +646,22 @@ def test_no_new_games_with_a_closed_account(client_for, alice, bob, alice_histor
         rematch.text
     )
     assert Game.objects.count() == before
+
+
+def test_closing_an_account_touches_every_game_of_theirs(
+    alice, bob, carol, alice_history
+):
+    """Each game of alice's gets a new updated_at, finished ones too: the lobbies
+    of her opponents are keyed by it (Game.objects.lobby_version) and must show
+    "alice (closed)". Games without her keep theirs."""
+    others = new_game(bob, carol)
+    before = dict(Game.objects.values_list("pk", "updated_at"))
+    services.close_account(user=alice)
+    after = dict(Game.objects.values_list("pk", "updated_at"))
+    theirs = set(Game.objects.of(alice).values_list("pk", flat=True))
+    assert len(theirs) == 11
+    assert {pk for pk in after if after[pk] > before[pk]} == theirs
+    assert after[others.pk] == before[others.pk]
 
 
 def test_closing_a_closed_account_changes_nothing(alice, bob, alice_history):

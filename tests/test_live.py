@@ -609,7 +609,8 @@ def test_lobby_live_partial_lists_games_without_the_form(
     game, alice, client_for, django_assert_num_queries
 ):
     client = client_for(alice)
-    with django_assert_num_queries(4):  # user, active, open, finished
+    # user, the lobby's version; rendered: active, open, finished
+    with django_assert_num_queries(5):
         response = client.get(reverse("lobby_live"))
     html = response.content.decode()
     assert response.status_code == 200

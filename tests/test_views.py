@@ -595,8 +595,11 @@ def test_lobby_queries_do_not_grow(
 ):
     settings.GAMES_MAX_OPEN_PER_USER = 100
     _many_games(alice, bob, extra_games, settings)
-    # user, your games, open games, finished games
-    with django_assert_num_queries(4):
+    # user, the lobby's version; rendered: your, open, finished games
+    with django_assert_num_queries(5):
+        assert as_alice.get("/").status_code == 200
+    # user, the version: the rest from the page cache (the session: its own)
+    with django_assert_num_queries(2):
         assert as_alice.get("/").status_code == 200
 
 
@@ -794,7 +797,7 @@ def test_challenge_limits_are_a_429_with_a_message(as_alice, bob, carol, setting
 # -- lobby queries ----------------------------------------------------------
 
 
-def test_lobby_with_new_games_stays_at_four_queries(
+def test_lobby_with_new_games_stays_at_five_queries_then_two(
     as_alice, alice, bob, carol, make_user, django_assert_num_queries, settings
 ):
     settings.GAMES_MAX_OPEN_PER_USER = 100
@@ -810,14 +813,17 @@ def test_lobby_with_new_games_stays_at_four_queries(
         aborted = services.create_game(creator=opponent, opponent=alice)
         services.abort(game_id=aborted.pk, user=alice)
     services.abort(game_id=services.create_game(creator=alice).pk, user=alice)
-    # user, your games, open games, finished games
-    with django_assert_num_queries(4):
+    # user, the lobby's version; rendered: your, open, finished games
+    with django_assert_num_queries(5):
         response = as_alice.get("/")
     assert response.status_code == 200
     assert text(response).count("started a game against you.") == 20
     assert text(response).count("Aborted by you.") == 11  # the open game, 10 others
-    with django_assert_num_queries(4):
+    with django_assert_num_queries(5):  # the lists alone: a cache entry of their own
         assert as_alice.get("/lobby/live/").status_code == 200
+    for path in ("/", "/lobby/live/"):
+        with django_assert_num_queries(2):  # user, the version
+            assert as_alice.get(path).status_code == 200
     # The archive and the player page list the same rows without more queries.
     with django_assert_num_queries(2):
         assert as_alice.get("/games/archive/").status_code == 200

@@ -147,7 +147,7 @@ elif DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
             "timeout": float(os.environ.get("DJANGO_DB_POOL_TIMEOUT", "3")),
         }
 
-# "pages": rendered game pages, per process, keyed by everything they show
+# "pages": rendered game pages and lobbies, per process, keyed by what they show
 # (games.page_cache), so never stale and never shared between processes.
 CACHES = {
     "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
