@@ -76,7 +76,7 @@ def lobby_key(part: str, viewer, version: tuple) -> str:
     return hashlib.blake2b(everything.encode(), digest_size=16).hexdigest()
 
 
-def render_game(
+def render_cached(
     request,
     template_name: str,
     context: Callable[[], dict],

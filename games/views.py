@@ -75,7 +75,7 @@ def game_context(game: Game, viewer) -> dict:
 
 def _render_game(request, game: Game, *, error: str | None = None, status: int = 200):
     if error is None and not get_messages(request):
-        return page_cache.render_game(
+        return page_cache.render_cached(
             request,
             "games/game_detail.html",
             lambda: game_context(game, request.user) | {"error": None},
@@ -110,7 +110,7 @@ def _cached_lobby(request, part: str, template_name: str) -> HttpResponse:
     is read before the lists, so a cached entry is never older than its key."""
     user = request.user
     key = page_cache.lobby_key(part, user, Game.objects.lobby_version(user))
-    return page_cache.render_game(
+    return page_cache.render_cached(
         request,
         template_name,
         lambda: _lobby_context(user, NewGameForm()),
@@ -204,7 +204,7 @@ def game_live(request, game_id: int):
     """The live part of the game page, for this viewer: what the page's script
     fetches when the game's stream announces a new version."""
     game = _game_or_404(game_id)
-    response = page_cache.render_game(
+    response = page_cache.render_cached(
         request,
         "games/game_detail.html#live",
         lambda: game_context(game, request.user),
