@@ -1,6 +1,7 @@
 """Where a page's time goes, in-process, through Django's WSGI handler:
 `python -m tests.bench.profile_pages MANIFEST [--requests 2000]` prints
-pyinstrument's call tree for the game page, state.json and the move POST.
+pyinstrument's call tree for the game page, state.json, the lobby and the move
+POST.
 
 Run with the settings and DATABASE_URL of a database seeded by tests.bench.seed (the
 same data `make bench` loads); debug off, as served.
@@ -72,6 +73,7 @@ def main() -> None:
     pages = {
         "game page": lambda: call("GET", page, viewer),
         "state.json": lambda: call("GET", page + "state.json", viewer),
+        "lobby": lambda: call("GET", "/", viewer),
     }
     games = iter(manifest["move_games"])
 
