@@ -6,4 +6,5 @@ class GamesConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self):
-        from . import events, live  # noqa: F401  (connect the event receivers)
+        # Connect the event receivers; register the system checks.
+        from . import checks, events, live  # noqa: F401

@@ -13,6 +13,8 @@ from contextlib import contextmanager
 
 import pytest
 
+from games import checks
+
 from .served import serving
 
 PASSWORD = "a-long-enough-password-42"
@@ -104,3 +106,27 @@ def test_a_password_change_in_one_process_ends_the_other_sessions_there(
     with only(second, workers):
         assert lobby_status(elsewhere) == LOGGED_OUT
         assert lobby_status(here) == (200, "")  # the session that changed it stays
+
+
+def test_a_session_cache_directory_the_server_cannot_write_is_a_system_error(
+    settings, tmp_path
+):
+    """`make serve` migrates before it serves, and migrate runs the checks."""
+    taken = tmp_path / "a-file"
+    taken.write_text("")
+    settings.CACHES = settings.CACHES | {
+        "sessions": {"BACKEND": checks.FILE_CACHE, "LOCATION": str(taken)}
+    }
+    errors = checks.session_cache_is_writable(None)
+    assert [(error.id, error.msg) for error in errors] == [
+        (
+            "games.E001",
+            f"The session cache directory {taken} cannot be written (File exists).",
+        )
+    ]
+    writable = tmp_path / "sessions"
+    settings.CACHES = settings.CACHES | {
+        "sessions": {"BACKEND": checks.FILE_CACHE, "LOCATION": str(writable)}
+    }
+    assert checks.session_cache_is_writable(None) == []
+    assert writable.is_dir()
