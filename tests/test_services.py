@@ -1,8 +1,12 @@
 """games.services: every action, every rejection, and the events."""
 
 import logging
+from contextlib import contextmanager
+from functools import partial
 
 import pytest
+from django.db import connection
+from django.db.models import F
 from django.test import override_settings
 
 from games import events, records, rules, services
@@ -203,6 +207,78 @@ def test_stale_ply_is_rejected(game, alice, bob):
         lambda: services.play_move(game_id=game.pk, user=alice, row=0, col=1, ply=0),
     )
     services.play_move(game_id=game.pk, user=bob, row=1, col=1, ply=1)
+
+
+# -- a move whose game changes between its read and its write -----------------
+
+
+@contextmanager
+def meanwhile(change, *, times: int = 1):
+    """Run `change` right after a move has read its game and before it writes:
+    what another request (a second tab, the opponent) may do in between."""
+    remaining = [times]
+
+    def after_the_read(execute, sql, params, many, context):
+        result = execute(sql, params, many, context)
+        if sql == services.MOVE_READ and remaining[0] > 0:
+            remaining[0] -= 1
+            change()
+        return result
+
+    with connection.execute_wrapper(after_the_read):
+        yield
+
+
+def test_a_move_on_a_board_that_changed_meanwhile_is_decided_again(game, alice):
+    """A second tab's move lands between the read and the write: the move is
+    decided again on the new board, where it is no longer alice's turn."""
+    second_tab = partial(
+        services.play_move, game_id=game.pk, user=alice, row=0, col=0, ply=None
+    )
+    with meanwhile(second_tab), pytest.raises(rules.NotYourTurn) as refused:
+        services.play_move(game_id=game.pk, user=alice, row=1, col=1)
+    assert refused.value.message == "It is not your turn."
+    stored = Game.objects.get(pk=game.pk)
+    assert (stored.board, stored.move_count, stored.version) == ("X--------", 1, 2)
+    assert list(Move.objects.filter(game=game).values_list("row", "col")) == [(0, 0)]
+
+
+def test_a_move_after_a_forfeit_meanwhile_is_refused(game, alice):
+    forfeit = partial(services.forfeit, game_id=game.pk, user=alice)
+    with meanwhile(forfeit), pytest.raises(rules.GameOver) as refused:
+        services.play_move(game_id=game.pk, user=alice, row=1, col=1, ply=0)
+    assert refused.value.message == "The game is over: no more moves can be made."
+    stored = Game.objects.get(pk=game.pk)
+    assert (stored.status, stored.board, stored.version) == ("x_forfeits", "-" * 9, 2)
+    assert not Move.objects.filter(game=game).exists()
+
+
+def _someone_else_writes(game):
+    # Another writer's change, as the version check sees it.
+    return lambda: Game.objects.filter(pk=game.pk).update(version=F("version") + 1)
+
+
+def test_a_move_tries_again_while_the_game_changes_under_it(game, alice):
+    with meanwhile(_someone_else_writes(game), times=2):
+        services.play_move(game_id=game.pk, user=alice, row=1, col=1, ply=0)
+    stored = Game.objects.get(pk=game.pk)
+    # 1, +2 by the other writer, +1 by the move on its third attempt
+    assert (stored.board, stored.move_count, stored.version) == ("----X----", 1, 4)
+    assert Move.objects.filter(game=game).count() == 1
+
+
+def test_a_move_gives_up_on_a_game_that_keeps_changing(game, alice):
+    with (
+        meanwhile(_someone_else_writes(game), times=3),
+        pytest.raises(services.Conflict) as refused,
+    ):
+        services.play_move(game_id=game.pk, user=alice, row=1, col=1, ply=0)
+    assert refused.value.message == (
+        "The game changed while your action was being saved. Please try again."
+    )
+    stored = Game.objects.get(pk=game.pk)
+    assert (stored.board, stored.move_count, stored.version) == ("-" * 9, 0, 4)
+    assert not Move.objects.filter(game=game).exists()
 
 
 def test_move_in_a_missing_game(alice):
