@@ -368,7 +368,7 @@ def join_game(*, game_id: int, user) -> Game:
 # a game that changes under every attempt is a Conflict. So SQLite's one writer
 # holds the lock for two statements, not for the whole move. Those statements and
 # the read are plain SQL: built by the ORM they cost ~0.6 ms of Python per move,
-# ten times what the database spends on them (docs/performance.md).
+# seven times what they cost as SQL (docs/performance.md).
 MOVE_ATTEMPTS = 3
 
 
