@@ -497,7 +497,7 @@ def _game_for_move(game_id: int) -> Game:
 def _store_move(game: Game, move: Move, *, seen_version: int) -> bool:
     """Save the moved game if its stored version is still `seen_version`, and
     insert the move; False (nothing written) if the game changed meanwhile."""
-    moment = connection.ops.adapt_datetimefield_value
+    db_datetime = connection.ops.adapt_datetimefield_value
     with connection.cursor() as cursor:
         cursor.execute(
             MOVE_UPDATE,
@@ -506,10 +506,10 @@ def _store_move(game: Game, move: Move, *, seen_version: int) -> bool:
                 game.move_count,
                 game.status,
                 game.winning_line,
-                moment(game.finished_at),
+                db_datetime(game.finished_at),
                 game.version,
                 game.move_order,
-                moment(game.updated_at),
+                db_datetime(game.updated_at),
                 game.pk,
                 seen_version,
             ],
@@ -524,7 +524,7 @@ def _store_move(game: Game, move: Move, *, seen_version: int) -> bool:
                 move.row,
                 move.col,
                 move.player,
-                moment(move.created_at),
+                db_datetime(move.created_at),
             ],
         )
         move.pk = cursor.fetchone()[0]

@@ -1,6 +1,7 @@
 """games.services: every action, every rejection, and the events."""
 
 import logging
+import re
 from contextlib import contextmanager
 from functools import partial
 
@@ -279,6 +280,19 @@ def test_a_move_gives_up_on_a_game_that_keeps_changing(game, alice):
     stored = Game.objects.get(pk=game.pk)
     assert (stored.board, stored.move_count, stored.version) == ("-" * 9, 0, 4)
     assert not Move.objects.filter(game=game).exists()
+
+
+def test_the_move_reads_the_game_fields_in_model_order():
+    """Game.from_db places a partial row by the model's field order: the move's
+    read must select its columns in that order, or values land in the wrong field."""
+    selected = re.findall(r"\bgame\.(\w+)", services.MOVE_READ.split("FROM")[0])
+    in_model_order = [
+        field.attname
+        for field in Game._meta.concrete_fields
+        if field.attname in selected
+    ]
+    assert selected == in_model_order == list(services.MOVE_READ_FIELDS)
+    assert len(selected) == 9  # each one a field of the model
 
 
 def test_move_in_a_missing_game(alice):
