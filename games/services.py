@@ -378,12 +378,12 @@ def play_move(
     """`user` puts their mark on (row, col). `ply` is the move count they saw:
     a stale or double-submitted move is rejected instead of landing on a board
     the player did not see."""
-    rules.cell_index(row, col)
+    cell = rules.cell_index(row, col)
     for _ in range(MOVE_ATTEMPTS):
         game = _game_for_move(game_id)
         seen_version = game.version
         mark, state = _decide_move(game, user, row, col, ply)
-        game.move_order += str(rules.cell_index(row, col))
+        game.move_order += str(cell)
         _apply(game, state)
         game.updated_at = timezone.now()
         move = Move(
