@@ -15,9 +15,9 @@ import pytest
 
 from games import checks
 
+from .conftest import PASSWORD
 from .served import serving
 
-PASSWORD = "a-long-enough-password-42"
 NEW_PASSWORD = "another-long-password-43"
 
 
