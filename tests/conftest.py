@@ -4,6 +4,7 @@ create a state the product itself cannot reach."""
 import pytest
 from django.contrib.auth import get_user_model
 from django.core.cache import caches
+from django.core.management import call_command
 from django.test import Client
 
 from games import services
@@ -25,6 +26,32 @@ def empty_page_cache():
     caches["pages"].clear()
     yield
     caches["pages"].clear()
+
+
+@pytest.fixture
+def run_tasks(db):
+    """Run what the task queue holds now, as the worker would, then return."""
+
+    def run() -> None:
+        call_command(
+            "db_worker",
+            batch=True,
+            queue_name="*",
+            startup_delay=False,
+            reload=False,
+            verbosity=0,
+        )
+
+    return run
+
+
+@pytest.fixture
+def worker_beating(run_tasks):
+    """A task worker that has just beaten (tictactoe_site.heartbeat)."""
+    from tictactoe_site.heartbeat import start_beating
+
+    start_beating()
+    run_tasks()
 
 
 @pytest.fixture

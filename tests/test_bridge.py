@@ -2,6 +2,7 @@
 
 import asyncio
 import json
+import threading
 
 import pytest
 from django.core.wsgi import get_wsgi_application
@@ -71,12 +72,7 @@ def answer(sent) -> tuple[int, dict]:
     return start["status"], json.loads(content["body"])
 
 
-@pytest.fixture(params=[0, 2], ids=["on the loop", "in threads"])
-def threads(request):
-    return request.param
-
-
-def test_environ_translation(threads):
+def test_environ_translation():
     app = Recorder()
     request = scope(
         method="POST",
@@ -89,7 +85,7 @@ def test_environ_translation(threads):
         ],
     )
     status, environ = answer(
-        call(WsgiBridge(app, threads=threads), request, [body(b"row=1&c")])
+        call(WsgiBridge(app, threads=2), request, [body(b"row=1&c")])
     )
     assert status == 200
     assert environ == {
@@ -123,7 +119,7 @@ def test_repeated_headers_are_joined_and_underscored_ones_dropped():
             (b"x_forwarded_proto", b"https"),
         ]
     )
-    _, environ = answer(call(WsgiBridge(app), request, [body()]))
+    _, environ = answer(call(WsgiBridge(app, threads=2), request, [body()]))
     assert environ["HTTP_ACCEPT"] == "text/html,application/json"
     assert environ["HTTP_COOKIE"] == "a=1; b=2"
     assert environ["HTTP_X_FORWARDED_PROTO"] == "http"
@@ -139,10 +135,10 @@ def test_non_ascii_path_is_passed_as_latin_1_as_pep_3333_says():
     assert environ["PATH_INFO"].encode("latin-1").decode() == "/players/zoë/"
 
 
-def test_a_body_in_several_parts_arrives_whole(threads):
+def test_a_body_in_several_parts_arrives_whole():
     app = Recorder()
     parts = [body(b"row=", more=True), body(b"1&col=", more=True), body(b"2")]
-    _, environ = answer(call(WsgiBridge(app, threads=threads), scope(), parts))
+    _, environ = answer(call(WsgiBridge(app, threads=2), scope(), parts))
     assert environ["body"] == "row=1&col=2"
 
 
@@ -151,35 +147,54 @@ def test_a_body_over_the_limit_is_refused_with_413_before_the_app(settings):
     settings.FILE_UPLOAD_MAX_MEMORY_SIZE = 1000
     app = Recorder()
     chunk = b"x" * 40_000
-    sent = call(WsgiBridge(app), scope(method="POST"), [body(chunk, more=True)] * 3)
+    sent = call(
+        WsgiBridge(app, threads=2), scope(method="POST"), [body(chunk, more=True)] * 3
+    )
     assert sent[0]["status"] == 413
     assert sent[1]["body"] == REQUEST_TOO_LARGE
     assert app.calls == []
 
 
-def test_a_client_that_disconnects_mid_upload_reaches_no_view(threads):
+def test_a_client_that_disconnects_mid_upload_reaches_no_view():
     app = Recorder()
     messages = [body(b"row=1&co", more=True), {"type": "http.disconnect"}]
-    sent = call(WsgiBridge(app, threads=threads), scope(method="POST"), messages)
+    sent = call(WsgiBridge(app, threads=2), scope(method="POST"), messages)
     assert sent == []
     assert app.calls == []
+
+
+def test_the_url_scheme_comes_from_the_scope():
+    app = Recorder()
+    call(WsgiBridge(app, threads=2), scope(scheme="https"), [body()])
+    call(WsgiBridge(app, threads=2), scope(), [body()])
+    assert [environ["wsgi.url_scheme"] for environ in app.calls] == ["https", "http"]
+
+
+def test_a_bridge_needs_a_page_thread():
+    with pytest.raises(ValueError, match="A page needs at least one thread, not 0."):
+        WsgiBridge(Recorder(), threads=0)
 
 
 # Outside a test transaction: Django's handler closes the connection at the
 # start of each request, as in production.
 @pytest.mark.django_db(transaction=True)
-def test_django_pages_use_the_database_on_the_loop():
-    """Django refuses database calls where an event loop is running; the page
-    runs while the loop waits, as in a sync worker."""
-    bridge = WsgiBridge(get_wsgi_application())
+@pytest.mark.usefixtures("worker_beating")
+def test_django_pages_use_the_database_from_a_page_thread():
+    """Django refuses database calls where an event loop is running: pages run
+    in a thread that has none."""
+    bridge = WsgiBridge(get_wsgi_application(), threads=2)
     start, content = call(bridge, scope(path="/healthz"), [body()])
     assert (start["status"], content["body"]) == (200, b"ok\n")
 
 
-def test_the_loop_is_back_after_the_page():
+def test_a_slow_page_does_not_hold_up_the_loop():
+    """The page below can only finish once the loop has run something else
+    meanwhile: a page run on the loop would never see it (and time out)."""
+    loop_ran = threading.Event()
     seen = []
 
-    def app(environ, start_response):
+    def slow_page(environ, start_response):
+        seen.append(loop_ran.wait(timeout=5))
         try:
             asyncio.get_running_loop()
             seen.append("loop")
@@ -188,7 +203,7 @@ def test_the_loop_is_back_after_the_page():
         start_response("204 No Content", [])
         return []
 
-    bridge = WsgiBridge(app)
+    bridge = WsgiBridge(slow_page, threads=2)
 
     async def run():
         sent = []
@@ -199,8 +214,11 @@ def test_the_loop_is_back_after_the_page():
         async def send(message):
             sent.append(message)
 
-        await bridge(scope(), receive, send)
-        return asyncio.get_running_loop() is not None, sent[0]["status"]
+        async def meanwhile():
+            loop_ran.set()
 
-    assert asyncio.run(run()) == (True, 204)
-    assert seen == ["no loop"]
+        await asyncio.gather(bridge(scope(), receive, send), meanwhile())
+        return sent[0]["status"]
+
+    assert asyncio.run(run()) == 204
+    assert seen == [True, "no loop"]

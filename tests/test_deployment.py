@@ -98,7 +98,7 @@ def test_behind_a_tls_proxy_https_gets_hsts_and_secure_cookies(client, alice):
     assert login.cookies["sessionid"]["secure"] is True
 
 
-@pytest.mark.django_db
+@pytest.mark.usefixtures("worker_beating")
 @override_settings(**HTTPS_PROXY_SETTINGS)
 def test_health_check_is_exempt_from_the_https_redirect(client):
     response = client.get("/healthz")
@@ -140,8 +140,9 @@ SMTP_ENV = {
 }
 SHOW_MAILER = (
     "from django.conf import settings; from django.core import mail; "
-    "m = mail.mailers.default; "
-    "print(type(m).__module__, settings.DEFAULT_FROM_EMAIL, "
+    "m = mail.mailers['relay']; "
+    "print(type(mail.mailers.default).__qualname__, type(m).__module__, "
+    "settings.DEFAULT_FROM_EMAIL, "
     "settings.PASSWORD_RESET_TIMEOUT, *[getattr(m, name, '-') for name in "
     "('host', 'port', 'username', 'use_tls', 'timeout')], sep='|')"
 )
@@ -160,8 +161,9 @@ def test_check_deploy_stays_clean_with_the_smtp_variables():
     assert "System check identified no issues (0 silenced)." in result.stdout
 
 
-def test_production_sends_email_over_smtp_as_configured():
+def test_production_queues_email_for_the_worker_to_send_over_smtp():
     assert mailer(PRODUCTION_ENV | SMTP_ENV) == [
+        "QueuedEmailBackend",
         "django.core.mail.backends.smtp",
         "tictactoe <noreply@ttt.example.com>",
         "1800",
@@ -173,8 +175,9 @@ def test_production_sends_email_over_smtp_as_configured():
     ]
 
 
-def test_development_prints_email_to_the_console():
+def test_development_queues_email_for_the_worker_to_print():
     assert mailer({"DJANGO_DEBUG": "1"}) == [
+        "QueuedEmailBackend",
         "django.core.mail.backends.console",
         "tictactoe <noreply@localhost>",
         "3600",

@@ -1,16 +1,20 @@
-"""GET /healthz: 200 when the database answers, 503 when not; never a session."""
+"""GET /healthz: 200 when the database answers and the task worker beats, 503
+with the reason when not; never a session."""
 
 import os
 import subprocess
 import sys
+from datetime import timedelta
 
 import pytest
 from django.db import OperationalError, connections
+from django.utils import timezone
+from django_tasks_db.models import DBTaskResult
 
 from .served import ROOT, free_port
 
 
-@pytest.mark.django_db
+@pytest.mark.usefixtures("worker_beating")
 def test_healthy_database_answers_200_with_one_query(client, django_assert_num_queries):
     with django_assert_num_queries(1):
         response = client.get("/healthz")
@@ -20,7 +24,7 @@ def test_healthy_database_answers_200_with_one_query(client, django_assert_num_q
     assert "no-cache" in response["Cache-Control"]
 
 
-@pytest.mark.django_db
+@pytest.mark.usefixtures("worker_beating")
 def test_health_check_neither_reads_nor_sets_a_session(
     client_for, alice, django_assert_num_queries
 ):
@@ -33,16 +37,43 @@ def test_health_check_neither_reads_nor_sets_a_session(
     assert "Cookie" not in response.get("Vary", "")
 
 
-@pytest.mark.django_db
+@pytest.mark.usefixtures("worker_beating")
 def test_health_check_needs_no_login_and_allows_head(client):
     assert client.head("/healthz").status_code == 200
 
 
-@pytest.mark.django_db
+@pytest.mark.usefixtures("worker_beating")
 def test_health_check_refuses_writes(client):
     response = client.post("/healthz")
     assert response.status_code == 405
     assert response["Allow"] == "GET, HEAD"
+
+
+@pytest.mark.usefixtures("worker_beating")
+def test_a_worker_that_never_beat_answers_503(client):
+    DBTaskResult.objects.all().delete()
+    response = client.get("/healthz")
+    assert response.status_code == 503
+    assert response.content == (
+        b"task worker unavailable: no task worker has reported yet "
+        b"(email waits in the queue)\n"
+    )
+
+
+@pytest.mark.usefixtures("worker_beating")
+def test_a_worker_silent_for_more_than_a_minute_answers_503(client):
+    beat = DBTaskResult.objects.get(status="SUCCESSFUL")
+    beat.finished_at = timezone.now() - timedelta(seconds=61)
+    beat.save()
+    response = client.get("/healthz")
+    assert response.status_code == 503
+    assert response.content == (
+        b"task worker unavailable: the task worker has been silent for 61 s "
+        b"(email waits in the queue)\n"
+    )
+    beat.finished_at = timezone.now() - timedelta(seconds=50)
+    beat.save()
+    assert client.get("/healthz").status_code == 200
 
 
 @pytest.mark.django_db

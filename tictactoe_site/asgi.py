@@ -1,13 +1,16 @@
 """The application every server process runs (see tictactoe_site.serve).
 
 Live-update streams (games.streams) are answered right here on the event loop;
-everything else is a Django page, run through Django's WSGI handler
-(tictactoe_site.bridge; on the loop by default, WEB_THREADS=N for page threads):
-pages keep the cost they have under a WSGI server, and an open stream holds no
-thread.
+everything else is a Django page, run through Django's WSGI handler in a pool of
+WEB_THREADS page threads (tictactoe_site.bridge): pages keep the cost they have
+under a WSGI server, an open stream holds no thread, and a slow page never holds
+up the loop.
 """
 
+import asyncio
 import os
+import signal
+import threading
 
 from django.core.wsgi import get_wsgi_application
 
@@ -15,12 +18,16 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tictactoe_site.settings")
 
 pages = get_wsgi_application()
 
+from django.conf import settings  # noqa: E402
+
 from games import streams  # noqa: E402  (needs the apps loaded)
 from games.live import hub  # noqa: E402
 
 from .bridge import WsgiBridge  # noqa: E402
 
-bridge = WsgiBridge(pages, threads=int(os.environ.get("WEB_THREADS", "0")))
+bridge = WsgiBridge(pages, threads=settings.WEB_THREADS)
+
+SHUTDOWN_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
 async def application(scope, receive, send):
@@ -41,8 +48,33 @@ async def _lifespan(receive, send):
         message = await receive()
         if message["type"] == "lifespan.startup":
             hub.start()
+            end_streams_on_shutdown_signal(asyncio.get_running_loop())
             await send({"type": "lifespan.startup.complete"})
         elif message["type"] == "lifespan.shutdown":
             hub.stop()
             await send({"type": "lifespan.shutdown.complete"})
             return
+
+
+def end_streams_on_shutdown_signal(loop: asyncio.AbstractEventLoop) -> None:
+    """On SIGTERM or SIGINT, end every live stream, then let the server's own
+    handler begin its graceful shutdown.
+
+    The server waits for open connections before it tells the app it is shutting
+    down (the lifespan event), and a live stream never ends by itself: without
+    this every stream would be cancelled after the grace period. The handler
+    chains to the one the server installed (uvicorn sets its own before the
+    lifespan starts and restores the previous ones when it stops).
+    """
+    if threading.current_thread() is not threading.main_thread():
+        return  # signal handlers can only be set in the main thread
+    for signum in SHUTDOWN_SIGNALS:
+        previous = signal.getsignal(signum)
+        if not callable(previous):
+            continue
+
+        def handler(signum, frame, previous=previous):
+            loop.call_soon_threadsafe(hub.close_streams)
+            previous(signum, frame)
+
+        signal.signal(signum, handler)

@@ -5,13 +5,10 @@ every middleware hook and for the sync view (~2.5 ms a request here). Why not
 a2wsgi: it runs every request in a thread and relays the body through a queue
 (tests/bench/servers.py measures it, docs/performance.md has the numbers).
 
-By default (threads=0) a page runs on the event loop itself, as it would in a
-sync worker: one page at a time per process, no thread hand-off and no GIL
-contention between the loop and page threads. While a page runs, that process's
-live streams wait; pages take milliseconds, and the waits a page can meet (the
-SQLite busy timeout, PostgreSQL's connect and pool timeouts) are kept short in
-the settings. threads=N runs pages in N worker threads instead, for a deployment
-whose pages wait on something slow.
+Pages run in a pool of worker threads, never on the event loop: a page that is
+slow for a legitimate reason (a login hashing its password, a wait on the SQLite
+write lock or on another machine) must not hold up the live streams the loop
+serves. The pool's size bounds the pages one process runs at once.
 
 The request body is read before the call (bounded: larger bodies get 413; a
 client that disconnects before sending all of it gets nothing and reaches no
@@ -88,11 +85,11 @@ class Disconnected(Exception):
 
 
 class WsgiBridge:
-    def __init__(self, app, *, threads: int = 0) -> None:
+    def __init__(self, app, *, threads: int) -> None:
+        if threads < 1:
+            raise ValueError(f"A page needs at least one thread, not {threads}.")
         self.app = app
-        self.pool = (
-            ThreadPoolExecutor(threads, thread_name_prefix="wsgi") if threads else None
-        )
+        self.pool = ThreadPoolExecutor(threads, thread_name_prefix="wsgi")
         self.limit: int | None = None
 
     async def __call__(self, scope, receive, send) -> None:
@@ -113,13 +110,10 @@ class WsgiBridge:
             await send({"type": "http.response.body", "body": REQUEST_TOO_LARGE})
             return
         environ = build_environ(scope, body)
-        if self.pool is None:
-            status, headers, content = self._call_on_loop(environ)
-        else:
-            loop = asyncio.get_running_loop()
-            status, headers, content = await loop.run_in_executor(
-                self.pool, self._call, environ
-            )
+        loop = asyncio.get_running_loop()
+        status, headers, content = await loop.run_in_executor(
+            self.pool, self._call, environ
+        )
         await send(
             {"type": "http.response.start", "status": status, "headers": headers}
         )
@@ -140,19 +134,6 @@ class WsgiBridge:
             chunks.append(chunk)
             if not message.get("more_body", False):
                 return b"".join(chunks)
-
-    def _call_on_loop(self, environ) -> tuple[int, list, bytes]:
-        """Django refuses database calls where an event loop is running (its
-        SynchronousOnlyOperation guard). The loop is blocked for the page's
-        duration, exactly as a sync worker would be, so the page runs with no
-        running loop recorded for this thread; the guard still covers the
-        stream handlers."""
-        loop = asyncio.events._get_running_loop()
-        asyncio.events._set_running_loop(None)
-        try:
-            return self._call(environ)
-        finally:
-            asyncio.events._set_running_loop(loop)
 
     def _call(self, environ) -> tuple[int, list, bytes]:
         response = {}

@@ -3,9 +3,10 @@
 One uvicorn server (httptools, uvloop) per worker process runs
 tictactoe_site.asgi. Settings come from the environment:
 
-HOST (127.0.0.1), PORT (8000), WEB_CONCURRENCY (worker processes, 2),
-WEB_THREADS (0: each page runs on its process's event loop, one at a time, as in
-a sync worker; N: in N page threads per process, see tictactoe_site.bridge),
+HOST (127.0.0.1), PORT (8000), WEB_CONCURRENCY (server processes, 2),
+WEB_THREADS (page threads per process, 4: see tictactoe_site.bridge),
+TASK_WORKERS (background task workers started beside the server, 1; 0 when a
+process manager runs `python -m tictactoe_site.worker` on its own),
 WEB_RELOAD (1: restart on code changes, for development), WEB_ACCESS_LOG (off:
 the proxy in front logs requests; 1 logs each one here too),
 FORWARDED_ALLOW_IPS (proxies whose X-Forwarded-* headers are trusted, 127.0.0.1),
@@ -16,13 +17,20 @@ the open-file limit must allow, 10000: see tictactoe_site.limits).
 import logging
 import os
 import socket
+import subprocess
+import sys
+import threading
+import time
 
 import uvicorn
-from uvicorn.supervisors import ChangeReload, Multiprocess, multiprocess
+from uvicorn.supervisors import ChangeReload, Multiprocess
 
 from .limits import open_files_warning, raise_open_files_limit
 
+logger = logging.getLogger("uvicorn.error")
+
 APP = "tictactoe_site.asgi:application"
+WORKER = "tictactoe_site.worker"
 
 
 class Config(uvicorn.Config):
@@ -35,21 +43,6 @@ class Config(uvicorn.Config):
         if sock.family in (socket.AF_INET, socket.AF_INET6):
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         return sock
-
-
-class Server(uvicorn.Server):
-    async def shutdown(self, sockets=None) -> None:
-        """End the live streams first: uvicorn then waits only for pages in
-        flight, instead of cancelling every open stream after the grace period
-        (a CancelledError traceback each, and a late exit)."""
-        from games.live import hub  # the app, and so Django, is loaded by now
-
-        hub.close_streams()
-        await super().shutdown(sockets)
-
-
-# uvicorn's Multiprocess builds each worker's server from this module attribute.
-multiprocess.Server = Server
 
 
 def _flag(name: str) -> bool:
@@ -76,20 +69,77 @@ def config() -> Config:
     )
 
 
+class TaskWorker:
+    """`python -m tictactoe_site.worker` beside the server: started with it,
+    started again when it dies, stopped with it."""
+
+    # Seconds before a restart: doubled each time the worker dies within
+    # STABLE_AFTER of its start (a broken setup does not spin), up to MAX_DELAY.
+    FIRST_DELAY, MAX_DELAY, STABLE_AFTER = 1.0, 60.0, 30.0
+
+    def __init__(self) -> None:
+        self.stopping = threading.Event()
+        self.lock = threading.Lock()  # no new process once stop() has begun
+        self.process: subprocess.Popen | None = None
+        self.watcher = threading.Thread(target=self._keep_running, daemon=True)
+
+    def start(self) -> None:
+        self.watcher.start()
+
+    def _keep_running(self) -> None:
+        delay = self.FIRST_DELAY
+        while True:
+            with self.lock:
+                if self.stopping.is_set():
+                    return
+                self.process = subprocess.Popen([sys.executable, "-m", WORKER])
+            started = time.monotonic()
+            logger.info("Started task worker [%d]", self.process.pid)
+            code = self.process.wait()
+            if time.monotonic() - started > self.STABLE_AFTER:
+                delay = self.FIRST_DELAY
+            if self.stopping.wait(delay):
+                return
+            logger.warning("Task worker exited (%d); starting it again", code)
+            delay = min(delay * 2, self.MAX_DELAY)
+
+    def stop(self, timeout: float = 15) -> None:
+        """SIGTERM: the worker finishes the task in hand (an email send is
+        bounded by DJANGO_EMAIL_TIMEOUT), then exits; kill it after `timeout`."""
+        with self.lock:
+            self.stopping.set()
+            process = self.process
+        if process is None or process.poll() is not None:
+            return
+        process.terminate()
+        try:
+            process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
 def main() -> None:
     cfg = config()  # sets up uvicorn's logging
     warning = open_files_warning(
         raise_open_files_limit(), int(os.environ.get("WEB_MAX_CONNECTIONS", "10000"))
     )
     if warning:
-        logging.getLogger("uvicorn.error").warning(warning)
-    server = Server(cfg)
-    if cfg.should_reload:
-        ChangeReload(cfg, target=server.run, sockets=[cfg.bind_socket()]).run()
-    elif cfg.workers > 1:
-        Multiprocess(cfg, sockets=[cfg.bind_socket()]).run()
-    else:
-        server.run()
+        logger.warning(warning)
+    workers = [TaskWorker() for _ in range(int(os.environ.get("TASK_WORKERS", "1")))]
+    for worker in workers:
+        worker.start()
+    try:
+        if cfg.should_reload:
+            server = uvicorn.Server(cfg)
+            ChangeReload(cfg, target=server.run, sockets=[cfg.bind_socket()]).run()
+        elif cfg.workers > 1:
+            Multiprocess(cfg, sockets=[cfg.bind_socket()]).run()
+        else:
+            uvicorn.Server(cfg).run()
+    finally:
+        for worker in workers:
+            worker.stop()
 
 
 if __name__ == "__main__":

@@ -27,6 +27,21 @@ def env_bool(name: str, default: bool = False) -> bool:
     return value.strip().lower() in {"1", "true", "yes", "on"}
 
 
+def env_int(name: str, default: int, *, minimum: int = 0) -> int:
+    value = os.environ.get(name, "").strip()
+    if not value:
+        return default
+    try:
+        number = int(value)
+    except ValueError:
+        raise ImproperlyConfigured(
+            f"{name} must be a whole number, not {value!r}."
+        ) from None
+    if number < minimum:
+        raise ImproperlyConfigured(f"{name} must be at least {minimum}, not {number}.")
+    return number
+
+
 def env_list(name: str, default: str = "") -> list[str]:
     return [item.strip() for item in os.environ.get(name, default).split(",") if item]
 
@@ -55,6 +70,7 @@ INSTALLED_APPS = [
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
     "axes",
+    "django_tasks_db",
     "games",
 ]
 
@@ -273,6 +289,12 @@ LOGGING = {
             "level": os.environ.get("GAMES_LOG_LEVEL", "INFO"),
             "propagate": False,
         },
+        # Email given up, failed tasks, a silent task worker: one line each.
+        "tictactoe_site": {
+            "handlers": ["console"],
+            "level": "INFO",
+            "propagate": False,
+        },
     },
 }
 
@@ -310,28 +332,30 @@ AXES_DISABLE_ACCESS_LOG = True
 AXES_ENABLE_ADMIN = False  # games.admin registers the attempts itself
 AXES_VERBOSE = False
 
-# Email (password resets), as Django 6.1's MAILERS: printed to the console in
+# Email, as Django 6.1's MAILERS. "default", what the code sends with, only queues
+# the message for the background worker (tictactoe_site.mail): no request waits
+# on a mail server. The worker hands it to "relay": printed to the console in
 # development (DEBUG), sent over SMTP in production to the server the
-# DJANGO_EMAIL_* variables name. A failed send is logged; the person sees the
-# same page either way. Tests get Django's in-memory outbox.
+# DJANGO_EMAIL_* variables name. Tests get Django's in-memory outbox.
 MAILERS = {
-    "default": (
+    "default": {"BACKEND": "tictactoe_site.mail.QueuedEmailBackend"},
+    "relay": (
         {"BACKEND": "django.core.mail.backends.console.EmailBackend"}
         if DEBUG
         else {
             "BACKEND": "django.core.mail.backends.smtp.EmailBackend",
             "OPTIONS": {
                 "host": os.environ.get("DJANGO_EMAIL_HOST", "localhost"),
-                "port": int(os.environ.get("DJANGO_EMAIL_PORT", "25")),
+                "port": env_int("DJANGO_EMAIL_PORT", 25, minimum=1),
                 "username": os.environ.get("DJANGO_EMAIL_HOST_USER", ""),
                 "password": os.environ.get("DJANGO_EMAIL_HOST_PASSWORD", ""),
                 "use_tls": env_bool("DJANGO_EMAIL_USE_TLS"),
-                # Seconds: a mail server that does not answer must not hold a
-                # request for ever.
-                "timeout": int(os.environ.get("DJANGO_EMAIL_TIMEOUT", "10")),
+                # Seconds: a mail server that does not answer must not hold the
+                # worker for ever (the message is tried again later).
+                "timeout": env_int("DJANGO_EMAIL_TIMEOUT", 10, minimum=1),
             },
         }
-    )
+    ),
 }
 DEFAULT_FROM_EMAIL = os.environ.get(
     "DJANGO_DEFAULT_FROM_EMAIL", "tictactoe <noreply@localhost>"
@@ -343,3 +367,11 @@ PASSWORD_RESET_TIMEOUT = int(os.environ.get("DJANGO_PASSWORD_RESET_TIMEOUT", "36
 # Reset requests, throttled like logins: at most this many per email address and
 # per client address in LOGIN_COOLOFF_MINUTES; more get a 429 page. 0: no limit.
 PASSWORD_RESET_LIMIT = int(os.environ.get("DJANGO_PASSWORD_RESET_LIMIT", "5"))
+
+# Background work (email): Django's tasks framework, the database as the queue
+# (django-tasks-db), run by `python -m tictactoe_site.worker`.
+TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
+
+# Page threads per server process (tictactoe_site.bridge): pages never run on the
+# event loop that serves the live streams.
+WEB_THREADS = env_int("WEB_THREADS", 4, minimum=1)

@@ -1,0 +1,126 @@
+"""The task worker's bookkeeping (tictactoe_site.worker runs it).
+
+- `beat`, a task that queues itself again every `BEAT_EVERY`: its latest finish
+  is the worker's heartbeat in the database, which /healthz reads
+  (`worker_silence`); it also prunes old results.
+- A worker killed in the middle of a task (kill -9, a crash, a power cut) leaves
+  that task marked as running: `requeue_abandoned` puts it back in the queue when
+  a worker with the same id starts again, so a queued email is never lost.
+"""
+
+import logging
+import os
+import socket
+from datetime import timedelta
+
+from django.db import transaction
+from django.db.models import Max
+from django.tasks import TaskResultStatus, task
+from django.tasks.signals import task_finished
+from django.utils import timezone
+
+logger = logging.getLogger(__name__)
+
+BEAT_EVERY = timedelta(seconds=15)
+SILENT_AFTER = timedelta(minutes=1)  # /healthz answers 503 past this
+ABANDONED_AFTER = timedelta(minutes=15)  # far longer than any task runs
+KEEP_RESULTS = timedelta(days=1)
+
+
+def worker_id() -> str:
+    return (os.environ.get("TASK_WORKER_ID") or socket.gethostname())[:64]
+
+
+def _results():
+    from django_tasks_db.models import DBTaskResult
+
+    return DBTaskResult.objects
+
+
+@task
+def beat() -> str:
+    """The heartbeat: record that the worker runs tasks, prune, queue the next."""
+    now = timezone.now()
+    _results().filter(finished_at__lt=now - KEEP_RESULTS).delete()
+    _results().filter(
+        task_path=beat.module_path,
+        status=TaskResultStatus.SUCCESSFUL,
+        finished_at__lt=now - BEAT_EVERY * 4,
+    ).delete()
+    pending = _results().filter(
+        task_path=beat.module_path, status=TaskResultStatus.READY
+    )
+    if not pending.exists():
+        beat.using(run_after=now + BEAT_EVERY).enqueue()
+    return "beat"
+
+
+def last_beat():
+    """When the worker last finished a heartbeat, or None."""
+    return (
+        _results()
+        .filter(task_path=beat.module_path, status=TaskResultStatus.SUCCESSFUL)
+        .aggregate(last=Max("finished_at"))["last"]
+    )
+
+
+def worker_silence() -> str | None:
+    """Why the task worker looks stuck or absent, or None when it beats."""
+    last = last_beat()
+    if last is None:
+        return "no task worker has reported yet"
+    silent = timezone.now() - last
+    if silent > SILENT_AFTER:
+        return f"the task worker has been silent for {silent.total_seconds():.0f} s"
+    return None
+
+
+@transaction.atomic
+def requeue_abandoned(worker: str) -> int:
+    """Back in the queue: tasks this worker id left running, or long-running ones."""
+    stale = timezone.now() - ABANDONED_AFTER
+    abandoned = [
+        result.pk
+        for result in _results()
+        .select_for_update()
+        .filter(status=TaskResultStatus.RUNNING)
+        if (result.worker_ids and result.worker_ids[-1] == worker)
+        or result.started_at < stale
+    ]
+    _results().filter(pk__in=abandoned).update(
+        status=TaskResultStatus.READY, started_at=None
+    )
+    return len(abandoned)
+
+
+def start_beating() -> None:
+    pending = _results().filter(
+        task_path=beat.module_path,
+        status__in=[TaskResultStatus.READY, TaskResultStatus.RUNNING],
+    )
+    if not pending.exists():
+        beat.enqueue()
+
+
+def log_failure(sender, task_result, **kwargs) -> None:
+    """One line for a task that raised (its traceback stays on its result row)."""
+    if task_result.status == TaskResultStatus.FAILED:
+        errors = task_result.errors
+        logger.error(
+            "Task %s (%s) failed: %s",
+            task_result.task.module_path,
+            task_result.id,
+            errors[-1].exception_class_path if errors else "unknown error",
+        )
+
+
+def prepare_worker() -> str:
+    """Before a worker starts: requeue what it left running, start the heartbeat,
+    log failed tasks. Returns the worker's id."""
+    task_finished.connect(log_failure)
+    worker = worker_id()
+    requeued = requeue_abandoned(worker)
+    if requeued:
+        logger.warning("Requeued %d task(s) an earlier worker left running.", requeued)
+    start_beating()
+    return worker

@@ -1,0 +1,96 @@
+"""Email leaves through the background worker, never inside a request.
+
+The default mailer (settings.MAILERS["default"]) is `QueuedEmailBackend`: sending
+a message stores it as a task (`deliver`) in the database, in the caller's
+transaction, and returns at once. The task worker (tictactoe_site.worker) hands it
+to the relay mailer (settings.MAILERS["relay"]: SMTP, or the console in
+development). A relay that fails or does not answer delays only the worker: the
+message is tried again later, with a growing delay, and given up after
+`ATTEMPTS` tries with one logged line.
+"""
+
+import logging
+import smtplib
+from datetime import timedelta
+
+from django.core.mail import EmailMultiAlternatives, mailers
+from django.core.mail.backends.base import BaseEmailBackend
+from django.tasks import task
+from django.utils import timezone
+
+logger = logging.getLogger(__name__)
+
+RELAY = "relay"
+ATTEMPTS = 6
+FIRST_RETRY = timedelta(seconds=30)  # then doubled after each failure: ~16 min
+
+
+def to_json(message) -> dict:
+    """What the worker needs to rebuild `message`, as JSON."""
+    if message.attachments:
+        raise ValueError("Queued email carries no attachments.")
+    return {
+        "subject": str(message.subject),
+        "body": str(message.body),
+        "from_email": str(message.from_email),
+        "to": [str(address) for address in message.to],
+        "cc": [str(address) for address in message.cc],
+        "bcc": [str(address) for address in message.bcc],
+        "reply_to": [str(address) for address in message.reply_to],
+        "headers": {name: str(value) for name, value in message.extra_headers.items()},
+        "alternatives": [
+            [str(content), mimetype]
+            for content, mimetype in getattr(message, "alternatives", [])
+        ],
+    }
+
+
+def from_json(fields: dict) -> EmailMultiAlternatives:
+    message = EmailMultiAlternatives(
+        subject=fields["subject"],
+        body=fields["body"],
+        from_email=fields["from_email"],
+        to=fields["to"],
+        cc=fields["cc"],
+        bcc=fields["bcc"],
+        reply_to=fields["reply_to"],
+        headers=fields["headers"],
+    )
+    for content, mimetype in fields["alternatives"]:
+        message.attach_alternative(content, mimetype)
+    return message
+
+
+class QueuedEmailBackend(BaseEmailBackend):
+    """Queue each message for the worker; report it as sent."""
+
+    def send_messages(self, email_messages) -> int:
+        queued = 0
+        for message in email_messages:
+            if message.recipients():
+                deliver.enqueue(to_json(message))
+                queued += 1
+        return queued
+
+
+@task
+def deliver(message: dict, attempt: int = 1) -> str:
+    """Send one queued message through the relay; on failure queue the next try."""
+    try:
+        with mailers[RELAY] as relay:
+            relay.send_messages([from_json(message)])
+    except (smtplib.SMTPException, OSError) as exc:
+        recipients = ", ".join(message["to"] + message["cc"] + message["bcc"])
+        if attempt >= ATTEMPTS:
+            logger.error(
+                "Email %r to %s not sent after %d attempts: %s",
+                message["subject"],
+                recipients,
+                attempt,
+                exc,
+            )
+            return "given up"
+        delay = FIRST_RETRY * 2 ** (attempt - 1)
+        deliver.using(run_after=timezone.now() + delay).enqueue(message, attempt + 1)
+        return f"attempt {attempt} failed, retrying in {delay.total_seconds():.0f} s"
+    return "sent"

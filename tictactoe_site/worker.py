@@ -1,0 +1,36 @@
+"""The background task worker: `python -m tictactoe_site.worker`.
+
+`make run` and `make serve` start one beside the web processes
+(tictactoe_site.serve, TASK_WORKERS); under a process manager, run it as its own
+service. It is django-tasks-db's `db_worker` (Django's tasks framework with the
+database as the queue, so SQLite and PostgreSQL need nothing else), started
+after putting back in the queue what an earlier run of the same worker id
+(TASK_WORKER_ID, by default the host name: one worker per host) left running,
+and with the heartbeat going (tictactoe_site.heartbeat).
+"""
+
+import os
+
+import django
+from django.core.management import call_command
+
+
+def main() -> None:
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tictactoe_site.settings")
+    django.setup()
+    from . import heartbeat  # defines tasks: needs the settings
+
+    worker = heartbeat.prepare_worker()
+    call_command(
+        "db_worker",
+        queue_name="*",
+        worker_id=worker,
+        interval=float(os.environ.get("TASK_POLL_SECONDS", "0.5")),
+        startup_delay=False,
+        reload=False,
+        verbosity=0,  # one line per failure comes from heartbeat.log_failure
+    )
+
+
+if __name__ == "__main__":
+    main()
