@@ -59,13 +59,15 @@ $(NODE_STAMP): package.json package-lock.json
 	@echo "Wrote .env (DJANGO_DEBUG=1): manage.py commands here run in development mode."
 
 # One server process (uvicorn, see tictactoe_site/serve.py) serves the pages and
-# the live-update streams; in development it restarts itself when the code changes.
+# the live-update streams, with the task worker (email) beside it; in development
+# the server restarts itself when the code changes.
 run: install .env ## install, set this checkout up for development (.env), migrate SQLite, serve at http://127.0.0.1:8000 (HOST, PORT)
 	$(PY) manage.py migrate --noinput
 	WEB_RELOAD=$${WEB_RELOAD:-1} HOST=$(HOST) PORT=$(PORT) $(PY) -m tictactoe_site.serve
 
 # Production: needs DJANGO_SECRET_KEY (README, "Deploying"); WEB_CONCURRENCY
-# processes (default 2), each serving pages and streams (tictactoe_site/serve.py).
+# processes (default 2), each serving pages and streams, and the task worker
+# (tictactoe_site/serve.py).
 serve: export DJANGO_DEBUG := 0
 serve: install ## production server (debug off; needs DJANGO_SECRET_KEY): migrate, collectstatic, serve
 	@[ -n "$$DJANGO_SECRET_KEY" ] || { echo "make serve runs the production server and needs DJANGO_SECRET_KEY:" \
