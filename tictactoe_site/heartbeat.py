@@ -115,8 +115,12 @@ def log_failure(sender, task_result, **kwargs) -> None:
 
 
 def prepare_worker() -> str:
-    """Before a worker starts: requeue what it left running, start the heartbeat,
-    log failed tasks. Returns the worker's id."""
+    """Before a worker starts: warn about clear-text email, requeue what it left
+    running, start the heartbeat, log failed tasks. Returns the worker's id."""
+    from .preflight import clear_text_mail_warning
+
+    if warning := clear_text_mail_warning():
+        logger.warning(warning)
     task_finished.connect(log_failure)
     worker = worker_id()
     requeued = requeue_abandoned(worker)

@@ -119,8 +119,21 @@ class TaskWorker:
             process.wait()
 
 
+def refuse_public_debug(cfg: Config) -> None:
+    """Debug mode only on a loopback address, unless told twice
+    (tictactoe_site.preflight)."""
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tictactoe_site.settings")
+    from .preflight import DEBUG_ON_PUBLIC_ADDRESS, debug_refusal
+
+    refusal = debug_refusal(cfg.host, allowed=_flag(DEBUG_ON_PUBLIC_ADDRESS))
+    if refusal:
+        logger.error(refusal)
+        sys.exit(1)
+
+
 def main() -> None:
     cfg = config()  # sets up uvicorn's logging
+    refuse_public_debug(cfg)
     warning = open_files_warning(
         raise_open_files_limit(), int(os.environ.get("WEB_MAX_CONNECTIONS", "10000"))
     )
