@@ -41,7 +41,7 @@ def test_keyboard_only_log_in_and_moves(player):
     alice.page.keyboard.press("Enter")
     expect(alice.turn).to_have_text("Your turn.")
     tab_to(alice.page, ".cell-button")
-    assert focused_label(alice.page) == "row 1, column 1, empty: place X"
+    assert focused_label(alice.page) == "Place X in row 1, column 1"
     # The focused cell is visibly marked (:focus-visible outline from app.css).
     outline = "getComputedStyle(document.activeElement).outlineStyle"
     assert alice.page.evaluate(outline) == "solid"
@@ -54,7 +54,7 @@ def test_keyboard_only_log_in_and_moves(player):
     expect(bob.turn).to_have_text("Your turn.")
     tab_to(bob.page, ".cell-button")
     bob.page.keyboard.press("Tab")
-    assert focused_label(bob.page) == "row 1, column 3, empty: place O"
+    assert focused_label(bob.page) == "Place O in row 1, column 3"
     bob.page.keyboard.press("Space")
     expect(bob.cell(0, 2).locator(".mark")).to_have_text("O")
     assert bob.board() == "X-O------"
