@@ -2,6 +2,9 @@
 
 from playwright.sync_api import Page, expect
 
+from games import services
+from games.models import Move
+
 PHONE = {
     "viewport": {"width": 390, "height": 844},
     "device_scale_factor": 3,
@@ -58,6 +61,61 @@ def test_keyboard_only_log_in_and_moves(player):
     bob.page.keyboard.press("Space")
     expect(bob.cell(0, 2).locator(".mark")).to_have_text("O")
     assert bob.board() == "X-O------"
+
+
+KEYS_HINT = (
+    "Tip: keys 1 to 9 play a cell, as on a phone keypad: 1 is top left, 9 bottom right."
+)
+
+
+def stored_moves(game) -> list[tuple]:
+    return list(
+        Move.objects.filter(game=game)
+        .order_by("sequence_number")
+        .values_list("sequence_number", "player", "row", "col")
+    )
+
+
+def test_keys_1_to_9_play_the_cell_of_a_phone_keypad_on_your_turn(player):
+    alice = player("alice")
+    bob = player("bob")
+    game = services.create_game(creator=alice.user, opponent=bob.user)
+    posts = []
+    for person in (alice, bob):
+        person.page.on("request", lambda r: r.method == "POST" and posts.append(r.url))
+    alice.open_game(game.pk)
+    expect(alice.page.get_by_text(KEYS_HINT)).to_be_visible()  # keys.js runs
+    for key in ("Alt+1", "Control+2", "Shift+3", "Meta+4"):
+        alice.page.keyboard.press(key)  # with a modifier: not a move
+    alice.page.keyboard.press("5")
+    expect(alice.cell(1, 1).locator(".mark")).to_have_text("X")
+    expect(alice.turn).to_have_text("Waiting for bob (O).")
+    expect(alice.page.get_by_text(KEYS_HINT)).to_have_count(0)
+    alice.page.keyboard.press("1")  # bob's turn: nothing
+
+    bob.open_game(game.pk)
+    expect(bob.page.get_by_text(KEYS_HINT)).to_be_visible()
+    bob.page.keyboard.press("5")  # taken: nothing
+    bob.page.keyboard.press("3")
+    expect(bob.cell(0, 2).locator(".mark")).to_have_text("O")
+    assert stored_moves(game) == [(1, "X", 1, 1), (2, "O", 0, 2)]
+    assert posts == [f"{alice.page.url}move/", f"{bob.page.url}move/"]
+
+
+def test_without_javascript_no_keys_hint_and_no_notify_control(player):
+    alice = player("alice", java_script_enabled=False)
+    game = services.create_game(creator=alice.user, opponent=None)
+    alice.page.goto("/")
+    expect(alice.page.get_by_role("heading", name="Lobby")).to_be_visible()
+    for hidden in ("Notify me when it is my turn",):
+        expect(alice.page.get_by_text(hidden)).to_have_count(1)
+        expect(alice.page.get_by_text(hidden)).to_be_hidden()
+    services.join_game(game_id=game.pk, user=player("bob").user)
+    alice.open_game(game.pk)
+    expect(alice.turn).to_have_text("Your turn.")
+    for hidden in (KEYS_HINT, "Notify me when it is my turn"):
+        expect(alice.page.get_by_text(hidden)).to_have_count(1)  # there, hidden
+        expect(alice.page.get_by_text(hidden)).to_be_hidden()
 
 
 def assert_no_horizontal_scrolling(page: Page) -> None:
