@@ -18,6 +18,7 @@ from playwright.sync_api import BrowserContext, Page, expect
 from tests.served import serving
 
 from .pages import Player
+from .test_accessibility import BLOCKING, audit
 from .test_live_play import LIVE_MS, PLAIN_HTTP
 
 RECORDER = """
@@ -240,7 +241,7 @@ def test_a_visible_page_does_not_notify(people):
     assert bea.page.evaluate(NOTIFICATIONS) == []
 
 
-def test_the_live_region_says_the_opponents_move_and_the_keys_play(people):
+def test_the_live_region_says_the_opponents_move_and_the_keys_play(people, axe_source):
     ann, dee = people("ann", "dee")
     game_id = ann.start_game("dee")
     dee.open_game(game_id)
@@ -264,9 +265,14 @@ def test_the_live_region_says_the_opponents_move_and_the_keys_play(people):
     expect(dee.page.locator("#live-announcer")).to_have_text(
         "ann played X in row 1, column 3. ann won."
     )
+    assert blocking_violations(dee.page, axe_source) == []
     games, moves = served_moves(ann, game_id)
     assert games == "x_won"
     assert moves == [("X", 0, 0), ("O", 1, 1), ("X", 0, 1), ("O", 2, 2), ("X", 0, 2)]
+
+
+def blocking_violations(page: Page, axe_source: str) -> list[dict]:
+    return [found for found in audit(page, axe_source) if found["impact"] in BLOCKING]
 
 
 def served_moves(player: Player, game_id: int) -> tuple[str, list]:
