@@ -4,6 +4,7 @@ from playwright.sync_api import Page, expect
 
 from games import services
 from games.models import Move
+from tests.conftest import play_cells
 
 PHONE = {
     "viewport": {"width": 390, "height": 844},
@@ -76,29 +77,36 @@ def stored_moves(game) -> list[tuple]:
     )
 
 
-def test_keys_1_to_9_play_the_cell_of_a_phone_keypad_on_your_turn(player):
-    alice = player("alice")
+def test_keys_1_to_9_play_the_cell_of_a_phone_keypad_on_your_turn(player, artifacts):
+    alice = player("alice", viewport={"width": 720, "height": 800})
     bob = player("bob")
     game = services.create_game(creator=alice.user, opponent=bob.user)
+    play_cells(game, (0, 0), (0, 2))
     posts = []
     for person in (alice, bob):
         person.page.on("request", lambda r: r.method == "POST" and posts.append(r.url))
     alice.open_game(game.pk)
     expect(alice.page.get_by_text(KEYS_HINT)).to_be_visible()  # keys.js runs
-    for key in ("Alt+1", "Control+2", "Shift+3", "Meta+4"):
+    alice.page.screenshot(path=artifacts / "game-keyboard-hint.png")
+    for key in ("Alt+4", "Control+5", "Shift+6", "Meta+8"):
         alice.page.keyboard.press(key)  # with a modifier: not a move
     alice.page.keyboard.press("5")
     expect(alice.cell(1, 1).locator(".mark")).to_have_text("X")
     expect(alice.turn).to_have_text("Waiting for bob (O).")
     expect(alice.page.get_by_text(KEYS_HINT)).to_have_count(0)
-    alice.page.keyboard.press("1")  # bob's turn: nothing
+    alice.page.keyboard.press("2")  # bob's turn: nothing
 
     bob.open_game(game.pk)
     expect(bob.page.get_by_text(KEYS_HINT)).to_be_visible()
     bob.page.keyboard.press("5")  # taken: nothing
-    bob.page.keyboard.press("3")
-    expect(bob.cell(0, 2).locator(".mark")).to_have_text("O")
-    assert stored_moves(game) == [(1, "X", 1, 1), (2, "O", 0, 2)]
+    bob.page.keyboard.press("7")
+    expect(bob.cell(2, 0).locator(".mark")).to_have_text("O")
+    assert stored_moves(game) == [
+        (1, "X", 0, 0),
+        (2, "O", 0, 2),
+        (3, "X", 1, 1),
+        (4, "O", 2, 0),
+    ]
     assert posts == [f"{alice.page.url}move/", f"{bob.page.url}move/"]
 
 
