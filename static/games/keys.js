@@ -1,6 +1,6 @@
 // Keys 1 to 9 play a cell on your turn, laid out as on a phone keypad: 1 is the
-// top left cell, 9 the bottom right. A key submits that cell's own form (the
-// same POST as a click), so the server decides as always; where the cell has no
+// top left cell, 9 the bottom right. A key clicks that cell's button (its
+// form's POST), so the server decides as always; where the cell has no
 // form (not your turn, a taken cell) the key does nothing. Without JavaScript the
 // hint stays hidden and the buttons work as before.
 (function () {
@@ -32,13 +32,13 @@
       return;
     }
     var cell = game.querySelectorAll(".board td")[Number(event.key) - 1];
-    var form = cell && cell.querySelector("form");
-    if (!form) {
+    var button = cell && cell.querySelector("form button");
+    if (!button) {
       return;
     }
     event.preventDefault();
     submitted = true; // one move per page: a second key would be a stale move
-    form.requestSubmit();
+    button.click();
   });
   window.addEventListener("pageshow", function (event) {
     if (event.persisted) {

@@ -185,7 +185,8 @@ def test_a_hidden_lobby_notifies_of_a_new_game_and_the_click_opens_it(people):
             f"game-{game_id}",
         ]
     ]
-    ben.page.evaluate("window.shownNotifications[0].onclick()")
+    with ben.page.expect_navigation():
+        ben.page.evaluate("window.shownNotifications[0].onclick()")
     expect(ben.page).to_have_url(re.compile(rf"/games/{game_id}/$"))
     assert ben.page.evaluate("sessionStorage.getItem('focused')") == "1"
 
