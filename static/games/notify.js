@@ -14,7 +14,13 @@
 
   var control = document.querySelector("[data-notify-control]");
   var root = document.getElementById("game") || document.getElementById("lobby-lists");
-  if (!control || !root || !window.Notification || !navigator.locks || !window.localStorage) {
+  var storage = null;
+  try {
+    storage = window.localStorage;
+  } catch (error) {
+    // blocked, as with cookies blocked for this site
+  }
+  if (!control || !root || !storage || !window.Notification || !navigator.locks) {
     return; // the control stays hidden
   }
   var PREFERENCE = "tictactoe:notify";
@@ -26,7 +32,7 @@
   var shown = {}; // keys of the changes this page has had on it
 
   function wanted() {
-    return localStorage.getItem(PREFERENCE) === "on";
+    return storage.getItem(PREFERENCE) === "on";
   }
 
   function isOn() {
@@ -44,11 +50,11 @@
 
   button.addEventListener("click", function () {
     if (isOn()) {
-      localStorage.removeItem(PREFERENCE);
+      storage.removeItem(PREFERENCE);
       showState();
       return;
     }
-    localStorage.setItem(PREFERENCE, "on");
+    storage.setItem(PREFERENCE, "on");
     if (Notification.permission === "default") {
       Notification.requestPermission().then(showState, showState);
     } else {
