@@ -18,11 +18,24 @@ class Cell:
     mark: str | None
     in_winning_line: bool
     is_last_move: bool
+    # The mark a move here would place: None on a board no one can move on.
+    next_mark: str | None = None
 
     @property
     def label(self) -> str:
-        """What a screen reader says: "row 1, column 2, empty" (1-based for people)."""
-        return f"row {self.row + 1}, column {self.col + 1}, {self.mark or 'empty'}"
+        """What a screen reader says of a cell that is not a button: "Row 1,
+        column 2: O" (1-based for people)."""
+        return f"{_cell_text(self.row, self.col).capitalize()}: {self.mark or 'empty'}"
+
+    @property
+    def button_label(self) -> str:
+        """The name of an empty cell's button: "Place X in row 1, column 2"."""
+        return f"Place {self.next_mark} in {_cell_text(self.row, self.col)}"
+
+
+def _cell_text(row: int, col: int) -> str:
+    """ "row 2, column 3" for (1, 2): rows and columns count from 1 for people."""
+    return f"row {row + 1}, column {col + 1}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +70,7 @@ def cells(game: Game, ply: int | None = None) -> list[list[Cell]]:
     winning = set(rules.line_cells(line) or [])
     shown = game.move_count if ply is None else ply
     last = game.played_cells[shown - 1] if shown else None
+    next_mark = game.next_mark if shown == game.move_count else None
     return [
         [
             Cell(
@@ -65,6 +79,7 @@ def cells(game: Game, ply: int | None = None) -> list[list[Cell]]:
                 mark.value if mark else None,
                 (row, col) in winning,
                 (row, col) == last,
+                next_mark,
             )
             for col, mark in enumerate(marks)
         ]
@@ -93,7 +108,7 @@ def move_json(move) -> dict:
 
 
 def _you_or_name(user, viewer) -> str:
-    if viewer is not None and user is not None and user.pk == viewer.pk:
+    if _is_viewer(user, viewer):
         return "you"
     return name(user)
 
@@ -119,6 +134,94 @@ def turn_text(game: Game, viewer) -> str:
             text = f"Waiting for {name(game.player_for(mark))} ({mark})."
         return text + _left_text(game)
     return result_text(game, viewer)
+
+
+def _ended_by_a_move(game: Game) -> bool:
+    """Won on the board or drawn: the last move ended it (not a forfeit or abort)."""
+    if game.is_waiting:
+        return False
+    status = rules.Status(game.status)
+    return status.has_result and not status.is_forfeit
+
+
+def _is_viewer(user, viewer) -> bool:
+    return viewer is not None and user is not None and user.pk == viewer.pk
+
+
+def _subject(user, viewer) -> str:
+    """ "You" to `user` themselves, else their name: a sentence's subject."""
+    return "You" if _is_viewer(user, viewer) else name(user)
+
+
+def announcement(game: Game, viewer) -> str:
+    """What the game page's live region says once a change arrives: the latest
+    move, then what follows ("bob played O in row 2, column 3. Your turn.")."""
+    if not game.move_count or not (game.is_in_progress or _ended_by_a_move(game)):
+        return turn_text(game, viewer)  # waiting, a forfeit, an abort, no move yet
+    mark = rules.to_move(game.move_count - 1)
+    row, col = game.played_cells[-1]
+    played = (
+        f"{_subject(game.player_for(mark.value), viewer)} played {mark.value}"
+        f" in {_cell_text(row, col)}."
+    )
+    if game.is_in_progress:
+        return f"{played} {turn_text(game, viewer)}"
+    winner = game.winner_mark
+    if winner is None:
+        return f"{played} Draw."
+    if game.is_self_play:
+        return f"{played} {winner} won."
+    return f"{played} {_subject(game.player_for(winner), viewer)} won."
+
+
+@dataclass(frozen=True, slots=True)
+class TurnNotice:
+    """A system notification for a player whose page is hidden (static/games/
+    notify.js). `key` names the change, the same in every tab and on the lobby
+    and the game page, so that one tab shows it; `tag` is one per game, so a
+    newer notification of a game replaces the older one on screen."""
+
+    key: str
+    tag: str
+    title: str
+    body: str
+
+
+def turn_notice(game: Game, viewer) -> TurnNotice | None:
+    """The notification `viewer` gets for the game as it is now, if its latest
+    change is one they wait for: their opponent started it against them, or
+    moved (it is `viewer`'s turn, or the move ended the game). None for anything
+    `viewer` did themselves, for spectators and for self-play.
+
+    Reads only the lobby's columns of the game (models.GAME_ROW_FIELDS)."""
+    marks = game.marks_for(viewer)
+    if len(marks) != 1 or not game.has_both_players:
+        return None
+    mine = rules.Mark(marks[0])
+    opponent = game.player_for(mine.other.value)
+    count = game.move_count
+    if game.is_in_progress:
+        yours = game.is_turn_of(viewer)
+        # As the lobby's "New" (models.GameQuerySet.for_lobby): started by the
+        # opponent, and `viewer` has not moved yet.
+        new = game.created_by_id == opponent.pk
+        if new and count <= rules.moves_before_first(mine):
+            body = f"{name(opponent)} started a game against you."
+            body += " Your turn." if yours else ""
+        elif yours and count:
+            body = f"{name(opponent)} has moved. Your turn."
+        else:
+            return None
+    elif _ended_by_a_move(game) and rules.to_move(count - 1) is mine.other:
+        body = "Draw." if game.winner_mark is None else f"{name(opponent)} won."
+    else:
+        return None
+    return TurnNotice(
+        key=f"game-{game.pk}-{count}",
+        tag=f"game-{game.pk}",
+        title=f"Game {game.pk} against {name(opponent)}",
+        body=body,
+    )
 
 
 def _left_text(game: Game) -> str:

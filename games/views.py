@@ -58,6 +58,8 @@ def game_context(game: Game, viewer) -> dict:
         "rows": presentation.cells(game),
         "moves": presentation.move_lines(game),
         "turn_text": presentation.turn_text(game, viewer),
+        "announcement": presentation.announcement(game, viewer),
+        "notice": presentation.turn_notice(game, viewer),
         "series_text": presentation.series_text(game),
         "can_move": can_move,
         "can_forfeit": can_move,
@@ -126,12 +128,20 @@ def _lobby_context(user, form: NewGameForm) -> dict:
     return {
         "form": form,
         "active": [
-            (game, presentation.lobby_text(game, user))
+            (
+                game,
+                presentation.lobby_text(game, user),
+                presentation.turn_notice(game, user),
+            )
             for game in Game.objects.for_lobby(user)[:LOBBY_PAGE_SIZE]
         ],
         "open_games": Game.objects.open_to(user)[:LOBBY_PAGE_SIZE],
         "finished": [
-            (result.game, presentation.result_text(result.game, user))
+            (
+                result.game,
+                presentation.result_text(result.game, user),
+                presentation.turn_notice(result.game, user),
+            )
             for result in finished.results
         ],
         "older_finished": finished.older_than,

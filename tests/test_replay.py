@@ -11,7 +11,7 @@ from .conftest import snapshot_tables
 
 # X wins on the diagonal at move 7, after both sides have played.
 WIN_IN_7 = [(0, 0), (0, 1), (1, 1), (0, 2), (1, 0), (2, 0), (2, 2)]
-CELL_LABEL = re.compile(r'<span class="visually-hidden">row (\d), column (\d), (\w+)')
+CELL_LABEL = re.compile(r'<span class="visually-hidden">Row (\d), column (\d): (\w+)')
 BAD_PLY = "ply must be a whole number of moves, from 0 to the number played."
 
 

@@ -485,8 +485,8 @@ def test_buttons_exactly_in_empty_cells_for_the_player_to_move(
     assert spectator.status_code == 200
     assert buttons(spectator) == set()
     assert "Forfeit" not in text(spectator)
-    assert "row 2, column 2, X" in text(spectator)
-    assert 'aria-label="row 1, column 1, empty: place O"' in text(bob_page)
+    assert "Row 2, column 2: X" in text(spectator)
+    assert 'aria-label="Place O in row 1, column 1"' in text(bob_page)
 
 
 def test_lobby_lists_your_turn_first_and_results(as_alice, alice, bob, carol, play):
@@ -519,7 +519,8 @@ def test_lobby_marks_new_games_with_play_and_abort(
     play(answered, (1, 1))
     own = services.create_game(creator=alice, opponent=bob, side="o")
     page = text(as_alice.get("/"))
-    assert page.count("started a game against you.") == 2
+    # Counted in the lines shown (the notification's data-notice-body says it too).
+    assert page.count("started a game against you.</span>") == 2
     assert "carol started a game against you." in page
     assert "bob started a game against you." in page
     for game in (new, new_as_x):
@@ -817,7 +818,7 @@ def test_lobby_with_new_games_stays_at_five_queries_then_two(
     with django_assert_num_queries(5):
         response = as_alice.get("/")
     assert response.status_code == 200
-    assert text(response).count("started a game against you.") == 20
+    assert text(response).count("started a game against you.</span>") == 20
     assert text(response).count("Aborted by you.") == 11  # the open game, 10 others
     with django_assert_num_queries(5):  # the lists alone: a cache entry of their own
         assert as_alice.get("/lobby/live/").status_code == 200

@@ -64,6 +64,7 @@
     if (game && incoming && Number(incoming.dataset.version) < shownVersion()) {
       return; // an older answer overtaken by a newer one
     }
+    var newer = game && incoming && Number(incoming.dataset.version) > shownVersion();
     var key = focusKey();
     var openDetails = root.querySelectorAll("details[open]").length > 0;
     root.replaceChildren(template.content);
@@ -79,11 +80,14 @@
       document.title = state.dataset.title;
       root.dataset.version = state.dataset.version;
     }
-    var turn = root.querySelector(".turn");
+    // The page's live region says what changed, as the server worded it for
+    // this viewer ("bob played O in row 2, column 3. Your turn.").
     var announcer = document.getElementById("live-announcer");
-    if (turn && announcer && announcer.textContent !== turn.textContent) {
-      announcer.textContent = turn.textContent;
+    if (newer && announcer) {
+      announcer.textContent = state.dataset.announce;
     }
+    // For the page's other scripts (keys.js, notify.js).
+    root.dispatchEvent(new CustomEvent("live:swapped"));
   }
 
   // One fetch at a time; news that arrives meanwhile triggers one more.

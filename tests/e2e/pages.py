@@ -63,7 +63,7 @@ class Player:
     def play(self, row: int, col: int, *, tap: bool = False) -> None:
         """Click (or tap) an empty cell; wait until the page shows the new mark."""
         button = self.cell(row, col).get_by_role("button")
-        mark = button.get_attribute("aria-label")[-1]  # "... empty: place X"
+        mark = button.get_attribute("aria-label").split()[1]  # "Place X in ..."
         if tap:
             button.tap()
         else:

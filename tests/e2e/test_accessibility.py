@@ -8,7 +8,7 @@ of every impact go to artifacts/axe-report.json; serious and critical ones fail.
 import json
 import re
 
-from playwright.sync_api import Page
+from playwright.sync_api import Page, expect
 
 from games import services
 from tests.conftest import play_cells
@@ -80,10 +80,21 @@ def test_no_serious_accessibility_violations(player, axe_source, artifacts):
     alice.page.goto("/")
     assert alice.page.get_by_text("carol started a game against you.").is_visible()
     check("lobby", alice.page)
+    # The notify control, turned on, and refused by the browser (headless
+    # Chromium refuses where the context has not granted it).
+    dora = player("dora", permissions=["notifications"])
+    dora.page.goto("/")
+    dora.page.get_by_role("button", name="Notify me when it is my turn").click()
+    expect(dora.page.get_by_text("On", exact=True)).to_be_visible()
+    check("lobby, notifications on", dora.page)
+    alice.page.get_by_role("button", name="Notify me when it is my turn").click()
+    expect(alice.page.get_by_text("Blocked by the browser")).to_be_visible()
+    check("lobby, notifications blocked", alice.page)
     submit(alice.page, "Start game", **{"Opponent's username": "nobody"})
     assert alice.page.locator("#opponent-error").is_visible()
     check("lobby with errors", alice.page)
     alice.open_game(in_progress.pk)
+    assert alice.page.get_by_text("Tip: keys 1 to 9 play a cell").is_visible()
     check("game in progress, your turn", alice.page)
     bob.open_game(in_progress.pk)
     check("game in progress, opponent's turn", bob.page)

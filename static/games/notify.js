@@ -1,0 +1,126 @@
+// "Notify me when it is my turn": a system notification when the opponent
+// moves or starts a game against you while this page is hidden.
+//
+// No connection of its own: live.js swaps in the part of the page the server
+// rendered for this viewer, and every change worth a notification carries it
+// there (data-notice: its key, tag, title, body and the game's address; see
+// games.presentation.turn_notice). A key this page has not shown before is a
+// new change. Your own moves never carry one. Of all the hidden tabs of this
+// browser that see the same change, one shows it: the one that gets the lock
+// named by its key. The choice is kept in localStorage; the browser's
+// permission is asked for only when the button is pressed.
+(function () {
+  "use strict";
+
+  var control = document.querySelector("[data-notify-control]");
+  var root = document.getElementById("game") || document.getElementById("lobby-lists");
+  var storage = null;
+  try {
+    storage = window.localStorage;
+  } catch (error) {
+    // blocked, as with cookies blocked for this site
+  }
+  if (!control || !root || !storage || !window.Notification || !navigator.locks) {
+    return; // the control stays hidden
+  }
+  var PREFERENCE = "tictactoe:notify";
+  // Every tab learns of a change from the same stream event, within seconds;
+  // the tab that shows it keeps the change's lock this long.
+  var HOLD_MS = 60000;
+  var button = control.querySelector("button");
+  var state = control.querySelector("#notify-state");
+  var shown = {}; // keys of the changes this page has had on it
+
+  function wanted() {
+    return storage.getItem(PREFERENCE) === "on";
+  }
+
+  function isOn() {
+    return wanted() && Notification.permission === "granted";
+  }
+
+  function showState() {
+    button.setAttribute("aria-pressed", isOn() ? "true" : "false");
+    if (Notification.permission === "denied") {
+      state.textContent = "Blocked by the browser";
+    } else {
+      state.textContent = isOn() ? "On" : "Off";
+    }
+  }
+
+  button.addEventListener("click", function () {
+    if (isOn()) {
+      storage.removeItem(PREFERENCE);
+      showState();
+      return;
+    }
+    storage.setItem(PREFERENCE, "on");
+    if (Notification.permission === "default") {
+      Notification.requestPermission().then(showState, showState);
+    } else {
+      showState();
+    }
+  });
+  // Turned on or off in another tab.
+  window.addEventListener("storage", function (event) {
+    if (event.key === PREFERENCE) {
+      showState();
+    }
+  });
+
+  function notify(notice) {
+    navigator.locks.request(
+      "tictactoe:notice:" + notice.notice,
+      { ifAvailable: true },
+      function (lock) {
+        if (!lock) {
+          return null; // another tab shows this change
+        }
+        var notification;
+        try {
+          notification = new Notification(notice.noticeTitle, {
+            body: notice.noticeBody,
+            tag: notice.noticeTag,
+          });
+        } catch (error) {
+          return null; // e.g. mobile browsers that notify only from a service worker
+        }
+        notification.onclick = function () {
+          window.focus();
+          notification.close();
+          if (window.location.pathname !== notice.noticeUrl) {
+            window.location.assign(notice.noticeUrl);
+          }
+        };
+        return new Promise(function (resolve) {
+          setTimeout(resolve, HOLD_MS);
+        });
+      }
+    );
+  }
+
+  // Returns the notices on the page that it has not had on it before.
+  function newNotices() {
+    var found = [];
+    var elements = root.querySelectorAll("[data-notice]");
+    for (var i = 0; i < elements.length; i += 1) {
+      var notice = elements[i].dataset;
+      if (!shown[notice.notice]) {
+        shown[notice.notice] = true;
+        found.push(notice);
+      }
+    }
+    return found;
+  }
+
+  root.addEventListener("live:swapped", function () {
+    var notices = newNotices();
+    if (document.visibilityState === "hidden" && isOn()) {
+      notices.forEach(notify);
+    }
+  });
+
+  newNotices(); // what the page opened with is not news
+  showState(); // while hidden: the status region does not announce it
+  control.hidden = false;
+})();
