@@ -135,6 +135,7 @@ def test_ci_fails_when_the_postgresql_pass_did_not_run(checkout):
         (junit(9, failures=2, errors=1), "2 failed, 1 errors"),
         ("<testsuites><testsuite", "not a readable JUnit report"),
     ],
+    ids=["all-skipped", "no-tests", "failures", "unreadable"],
 )
 def test_a_report_without_passing_tests_fails_ci(tmp_path, report, problem):
     (tmp_path / REPORTS).mkdir(parents=True)
