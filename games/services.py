@@ -691,8 +691,8 @@ def deactivate_account(*, user) -> bool:
         Game.objects.of(user).filter(Exists(still_active)).update(
             updated_at=timezone.now()
         )
-        account = get_user_model().objects.select_for_update().filter(pk=user.pk)
-        account = account.first()
+        accounts = get_user_model().objects.select_for_update()
+        account = accounts.filter(pk=user.pk).first()
         if account is None or not account.is_active:
             return False
         # create_game locks both players' rows too: a game created since the
