@@ -77,34 +77,34 @@ serve: install ## production server (debug off; needs DJANGO_SECRET_KEY): migrat
 	$(PY) manage.py collectstatic --noinput --verbosity 0
 	HOST=$(HOST) PORT=$(PORT) exec $(PY) -m tictactoe_site.serve 2>&1
 
-# The suite runs on SQLite (or on DATABASE_URL when given), then once more on
-# PostgreSQL at TEST_POSTGRES_URL when that server answers; REQUIRE_POSTGRES=1
-# (CI) makes an unreachable PostgreSQL an error instead of a note.
+# The suite runs on SQLite, then once more on PostgreSQL at TEST_POSTGRES_URL when
+# that server answers, whatever DATABASE_URL holds; REQUIRE_POSTGRES=1 (CI) makes
+# an unreachable PostgreSQL an error instead of a note. Each pass leaves a JUnit
+# report in TEST_REPORTS: .ci/run fails unless both ran (.ci/check_test_reports.py).
 TEST_POSTGRES_URL ?= postgres://postgres@127.0.0.1:5432/tictactoe
+TEST_REPORTS := artifacts/test-reports
 PG_ANSWERS = $(PY) -c 'import sys, psycopg; psycopg.connect(sys.argv[1], dbname="postgres", connect_timeout=3).close()' "$(TEST_POSTGRES_URL)" 2>/dev/null
 
 test: install $(if $(NPM),$(NODE_STAMP)) ## the whole suite on SQLite, then on PostgreSQL if it answers
-	@if [ -n "$$DATABASE_URL" ]; then \
-	  echo "== test suite on DATABASE_URL"; $(PY) -m pytest; \
+	@rm -f $(TEST_REPORTS)/sqlite.xml $(TEST_REPORTS)/postgresql.xml
+	@[ -z "$$DATABASE_URL" ] || echo "== make test ignores DATABASE_URL: SQLite, then TEST_POSTGRES_URL"
+	@$(MAKE) --no-print-directory test-sqlite || exit 1; \
+	if $(PG_ANSWERS); then \
+	  $(MAKE) --no-print-directory test-postgres; \
+	elif [ "$(REQUIRE_POSTGRES)" = 1 ]; then \
+	  echo "PostgreSQL does not answer at $(TEST_POSTGRES_URL) (REQUIRE_POSTGRES=1)" >&2; exit 1; \
 	else \
-	  $(MAKE) --no-print-directory test-sqlite || exit 1; \
-	  if $(PG_ANSWERS); then \
-	    $(MAKE) --no-print-directory test-postgres; \
-	  elif [ "$(REQUIRE_POSTGRES)" = 1 ]; then \
-	    echo "PostgreSQL does not answer at $(TEST_POSTGRES_URL) (REQUIRE_POSTGRES=1)" >&2; exit 1; \
-	  else \
-	    echo "== PostgreSQL does not answer at $(TEST_POSTGRES_URL): ran the SQLite pass only" \
-	      "(start PostgreSQL or set TEST_POSTGRES_URL for the second pass)"; \
-	  fi; \
+	  echo "== PostgreSQL does not answer at $(TEST_POSTGRES_URL): ran the SQLite pass only" \
+	    "(start PostgreSQL or set TEST_POSTGRES_URL for the second pass)"; \
 	fi
 
 test-sqlite: install $(if $(NPM),$(NODE_STAMP)) ## the whole suite on SQLite only
 	@echo "== test suite on SQLite"
-	env -u DATABASE_URL $(PY) -m pytest
+	env -u DATABASE_URL $(PY) -m pytest --junitxml=$(TEST_REPORTS)/sqlite.xml
 
 test-postgres: install $(if $(NPM),$(NODE_STAMP)) ## the whole suite on PostgreSQL (TEST_POSTGRES_URL) only
 	@echo "== test suite on PostgreSQL ($(TEST_POSTGRES_URL))"
-	DATABASE_URL="$(TEST_POSTGRES_URL)" $(PY) -m pytest
+	DATABASE_URL="$(TEST_POSTGRES_URL)" $(PY) -m pytest --junitxml=$(TEST_REPORTS)/postgresql.xml
 
 # Load comes from wrk (Debian package); installed here when apt-get can.
 bench: install ## benchmark every page against Django's floor (needs wrk; BENCH_ARGS)

@@ -7,4 +7,4 @@ class GamesConfig(AppConfig):
 
     def ready(self):
         # Connect the event receivers; register the system checks.
-        from . import checks, events, live  # noqa: F401
+        from . import checks, events, live, signals  # noqa: F401

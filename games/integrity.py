@@ -95,9 +95,27 @@ def result_violations(game: Game, stored: list[ResultRow]) -> list[str]:
     return [f"player results {stored} but the game gives {expected}"]
 
 
+def player_violations(game: Game) -> list[str]:
+    """A game in progress waits on an active player: an inactive one (a closed or
+    deactivated account) can never move, and the other can neither move, forfeit
+    nor abort. Leaving settles each game (services.deactivate_account), so only a
+    deactivation that went around it leaves one here."""
+    mover = game.player_for(game.next_mark)
+    if mover is not None and not mover.is_active:
+        return [
+            f"in progress with {game.next_mark} to move, but that player "
+            f"({mover.get_username()}) is inactive: the game can never end"
+        ]
+    return []
+
+
 def all_violations(chunk_size: int = 2000) -> Iterator[tuple[int, str]]:
     """(game id, problem) for every stored game, read in chunks."""
-    games = Game.objects.order_by("pk").prefetch_related("moves", "results")
+    games = (
+        Game.objects.order_by("pk")
+        .select_related("player_x", "player_o")
+        .prefetch_related("moves", "results")
+    )
     for game in games.iterator(chunk_size=chunk_size):
         moves = sorted(
             (move.sequence_number, move.row, move.col, move.player)
@@ -107,7 +125,12 @@ def all_violations(chunk_size: int = 2000) -> Iterator[tuple[int, str]]:
             ResultRow(row.player_id, row.opponent_id, row.mark, row.outcome)
             for row in game.results.all()
         ]
-        for problem in game_violations(game, moves) + result_violations(game, results):
+        problems = (
+            game_violations(game, moves)
+            + result_violations(game, results)
+            + player_violations(game)
+        )
+        for problem in problems:
             yield game.pk, problem
 
 

@@ -184,19 +184,26 @@ class GameQuerySet(models.QuerySet):
         every open game (the open list), one aggregate query, no model instances.
 
         A write to any of these rows sets a new `updated_at` and bumps `version`
-        (games.services; close_account sets `updated_at` of all the closer's
+        (games.services; deactivate_account sets `updated_at` of all the leaver's
         games); a creation or a deletion changes the count. `updated_at` alone
         could miss a change on PostgreSQL, where two games' transactions may
         commit in the other order than their timestamps: the sum of versions
-        still moves. Each term has an index (player_x, player_o, status) and both
-        databases combine them (SQLite's multi-index OR, PostgreSQL's BitmapOr):
-        the query reads the viewer's games and the open ones, not the table."""
+        still moves. A game can only join these rows by being created, so one
+        leaving as another arrives (same count; the newcomer's versions and
+        timestamp no larger) changes the sum of ids, and usually the largest.
+        Each term has an index (player_x, player_o, status) and both databases
+        combine them (SQLite's multi-index OR, PostgreSQL's BitmapOr): the query
+        reads the viewer's games and the open ones, not the table."""
         totals = self.filter(
             Q(player_x=user) | Q(player_o=user) | Q(status=GameStatus.WAITING)
         ).aggregate(
-            latest=Max("updated_at"), count=Count("id"), versions=Sum("version")
+            latest=Max("updated_at"),
+            count=Count("id"),
+            versions=Sum("version"),
+            last_id=Max("id"),
+            ids=Sum("id"),
         )
-        return totals["latest"], totals["count"], totals["versions"]
+        return tuple(totals.values())
 
     def open_by(self, user) -> "GameQuerySet":
         return self.of(user).filter(status=GameStatus.WAITING)

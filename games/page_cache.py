@@ -13,9 +13,9 @@ Pages with a one-off part are not cached: a flash message, a refusal, a replay
 
 The lobby is cached the same way, keyed by its viewer and by one cheap query
 (Game.objects.lobby_version) that moves whenever any of its lists could change.
-One thing that key cannot see: a player renamed (or deactivated) by staff in the
-admin, which changes no game; others' lobbies show the old name until their entry
-expires (LOBBY_TIMEOUT). Closing an account through the site does change the key.
+One thing that key cannot see: a player renamed by staff in the admin, which
+changes no game; others' lobbies show the old name until their entry expires
+(LOBBY_TIMEOUT). Closing or deactivating an account does change the key.
 """
 
 import hashlib
@@ -34,8 +34,8 @@ from .models import Game
 CSRF_PLACEHOLDER = "\x00csrf-token\x00"
 GAME_FIELDS = [field.attname for field in Game._meta.concrete_fields]
 # Seconds a rendered lobby is kept. Its key holds the games but not the names of
-# the viewer's opponents, so a player renamed (or deactivated) by staff in the
-# admin shows as before for at most this long (a game page's key holds the names).
+# the viewer's opponents, so a player renamed by staff in the admin shows as
+# before for at most this long (a game page's key holds the names).
 LOBBY_TIMEOUT = 60
 
 

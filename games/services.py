@@ -434,8 +434,9 @@ def _decide_move(
     after = state.board.next_mark
     still_playing = game.x_active if after is rules.Mark.X else game.o_active
     if not state.status.is_over and not still_playing:
-        # The player to move has closed their account: they forfeit now that
-        # their turn has come, so the other is never left waiting for ever.
+        # The player to move has left (a closed or deactivated account): they
+        # forfeit now that their turn has come, so the other is never left
+        # waiting for ever.
         state = state.forfeit(after)
     return mark, state
 
@@ -652,38 +653,58 @@ def _recount_series(series_id: int) -> None:
 def close_account(*, user) -> None:
     """Close `user`'s account for good, in one transaction.
 
-    The user becomes inactive with no usable password and no email address:
-    Django refuses their logins and password resets, and every session of
-    theirs ends (the session hash depends on the password; inactive users are
-    logged out). The user row stays, so finished games, records and head-to-heads
-    stay and the username cannot be registered again. Each unfinished game is
-    left by the rules of `_leave`. Every game of theirs gets a new `updated_at`:
-    the lobbies that list them (Game.objects.lobby_version) show "(closed)".
-    Closing a closed account does nothing.
+    The account is deactivated (deactivate_account: its unfinished games are
+    settled) and gets no usable password and no email address: Django refuses
+    their logins and password resets, and every session of theirs ends (the
+    session hash depends on the password; inactive users are logged out). The
+    user row stays, so finished games, records and head-to-heads stay and the
+    username cannot be registered again. Closing a closed account does nothing.
     """
 
     def action() -> None:
+        if not deactivate_account(user=user):
+            return
+        account = get_user_model().objects.get(pk=user.pk)
+        account.set_unusable_password()
+        account.email = ""
+        account.save(update_fields=["password", "email"])
+
+    _atomic_action(action)
+
+
+def deactivate_account(*, user) -> bool:
+    """Make `user` inactive and settle their unfinished games, in one
+    transaction: whoever deactivates (closing the account, staff in the admin, a
+    shell; games.signals catches a saved `is_active=False`). Each unfinished game
+    is left by the rules of `_leave` and gets a new `version`, so a move decided
+    while the player could still act is decided again (play_move). Every game of
+    theirs gets a new `updated_at`: the lobbies that list them
+    (Game.objects.lobby_version) show "(closed)". False, and nothing changed, if
+    the account is inactive already (or not stored yet)."""
+
+    def action() -> bool:
         # Games first, then the account row: the order rematch takes (its game,
         # then the players' rows in create_game), so the two cannot deadlock. The
         # UPDATE locks every game of theirs, finished ones too (rematch locks a
-        # finished game); it touches nothing if the account is closed already.
-        still_open = get_user_model().objects.filter(pk=user.pk, is_active=True)
-        Game.objects.of(user).filter(Exists(still_open)).update(
+        # finished game); it touches nothing if the account is inactive already.
+        still_active = get_user_model().objects.filter(pk=user.pk, is_active=True)
+        Game.objects.of(user).filter(Exists(still_active)).update(
             updated_at=timezone.now()
         )
-        account = get_user_model().objects.select_for_update().get(pk=user.pk)
-        if not account.is_active:
-            return
+        accounts = get_user_model().objects.select_for_update()
+        account = accounts.filter(pk=user.pk).first()
+        if account is None or not account.is_active:
+            return False
         # create_game locks both players' rows too: a game created since the
         # first look is in this list, and none can start from here on.
         for game_id in _unfinished_games(account).values_list("pk", flat=True):
             _leave(game_id=game_id, user=account)
-        account.is_active = False
-        account.set_unusable_password()
-        account.email = ""
-        account.save(update_fields=["is_active", "password", "email"])
+        # Written here, not only by the caller's save: the account and its games
+        # change together even when that save runs outside a transaction.
+        still_active.update(is_active=False)
+        return True
 
-    _atomic_action(action)
+    return _atomic_action(action)
 
 
 def _unfinished_games(user):
@@ -695,12 +716,16 @@ def _unfinished_games(user):
 
 
 def _leave(*, game_id: int, user) -> None:
-    """A closing player leaves an unfinished game: it is aborted where the abort
+    """A leaving player leaves an unfinished game: it is aborted where the abort
     rules allow (an open game, or fewer than two moves played), forfeited by them
     where it is their turn; otherwise it stays, its page says they left, and they
-    forfeit as soon as their turn comes (play_move)."""
+    forfeit as soon as their turn comes (play_move). Either way its version
+    changes: who may act in it changed."""
     game = _locked_game(game_id)
     if game.state.can_abort:
         abort(game_id=game_id, user=user)
     elif game.is_turn_of(user):
         forfeit(game_id=game_id, user=user)
+    else:
+        game.version += 1
+        game.save(update_fields=["version", "updated_at"])

@@ -7,11 +7,13 @@ fresh PostgreSQL database next to the one DATABASE_URL names.
 
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
 import sys
 import time
+from collections import Counter
 from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
@@ -22,6 +24,8 @@ from django.conf import settings
 from .browser import Browser
 
 ROOT = Path(__file__).resolve().parent.parent
+# A line of uvicorn's access log: ... - "POST /games/7/move/ HTTP/1.1" 302 Found
+ACCESS_LINE = re.compile(r'"[A-Z]+ \S+ HTTP/1\.[01]" (\d{3}) ')
 STARTUP_TIMEOUT = 180  # seconds; CI machines can be slow to boot the workers
 
 # The production variables from README's "Deploying" section.
@@ -130,6 +134,11 @@ class ServedApp:
 
     def log(self) -> str:
         return self.log_path.read_text(errors="replace")
+
+    def answered(self) -> Counter:
+        """How many answers of each status the access log records (it is off
+        unless the test sets WEB_ACCESS_LOG=1 in `env`)."""
+        return Counter(int(status) for status in ACCESS_LINE.findall(self.log()))
 
     def browser(self, session_key: str | None = None, *, https: bool = True):
         return Browser(self.port, session_key=session_key, https=https)

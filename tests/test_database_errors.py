@@ -2,15 +2,24 @@
 
 The failure is injected where every query passes (the connection's cursor), so
 it strikes wherever the request first touches the database: the session
-middleware for a logged-in page, the service for a move. The real outage (a
+middleware for a logged-in page. A move's is injected at its write (the game's
+UPDATE, the move's INSERT), once the move has been decided. The real outage (a
 PostgreSQL server stopped mid-play) is tests/test_database_outage.py.
 """
 
 import pytest
-from django.db import IntegrityError, InterfaceError, OperationalError, connections
+from django.db import (
+    IntegrityError,
+    InterfaceError,
+    OperationalError,
+    connection,
+    connections,
+)
 from django.test import Client
 
-from games.models import Game, Move
+from games import services
+
+from .conftest import snapshot_tables
 
 MESSAGE = "The game server cannot reach its database right now. Try again in a moment."
 
@@ -72,17 +81,36 @@ def test_page_while_the_database_is_down_is_a_503_with_a_message(
     assert str(exception) not in html
 
 
-def test_move_while_the_database_is_down_is_a_503_and_stores_nothing(
-    game, alice, database_down
+@pytest.mark.parametrize(
+    "strikes",
+    [services.MOVE_UPDATE, services.MOVE_INSERT],
+    ids=["at-the-update", "at-the-insert"],
+)
+def test_a_move_whose_write_fails_is_a_503_and_stores_nothing(
+    game, alice, play, strikes
 ):
+    """The database goes away at the move's write: the game's UPDATE, or the
+    move's INSERT after the UPDATE went through. The transaction stores neither,
+    nor the result the move would have given (series, records)."""
+    play(game, (0, 0), (1, 0), (0, 1), (1, 1))  # alice (X) wins at (0, 2)
     client = browser_for(alice)
-    database_down(OperationalError("server closed the connection unexpectedly"))
-    response = client.post(f"/games/{game.pk}/move/", {"row": 1, "col": 1, "ply": 0})
+    before = snapshot_tables()
+    struck = []
+
+    def lost_at_the_write(execute, sql, params, many, context):
+        if sql == strikes:
+            struck.append(sql)
+            raise OperationalError("server closed the connection unexpectedly")
+        return execute(sql, params, many, context)
+
+    with connection.execute_wrapper(lost_at_the_write):
+        response = client.post(
+            f"/games/{game.pk}/move/", {"row": 0, "col": 2, "ply": 4}
+        )
+    assert struck == [strikes]  # the move was decided and reached its write
     assert response.status_code == 503
     assert MESSAGE in response.content.decode()
-    database_down.restore()  # the database is back: read what is stored
-    assert Move.objects.filter(game=game).count() == 0
-    assert Game.objects.get(pk=game.pk).move_count == 0
+    assert snapshot_tables() == before
 
 
 def test_session_read_while_the_database_is_down_is_a_503(db, database_down):

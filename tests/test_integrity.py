@@ -1,6 +1,7 @@
 """`manage.py check_games`: replays stored games and reports broken invariants."""
 
 import pytest
+from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
 from django.utils import timezone
 
@@ -125,3 +126,21 @@ def test_an_aborted_game_with_two_moves_is_reported(alice, bob, carol):
         "aborted after 2 moves",
         "aborted by someone who is not a player",
     ]
+
+
+def test_a_game_waiting_on_an_inactive_player_is_reported(
+    game, play, alice, bob, carol, capsys
+):
+    """Closing or deactivating an account settles its games, so the product cannot
+    reach this: bob's account is switched off in the row itself, around it."""
+    play(game, (0, 0), (1, 1), (2, 2))  # bob (O) to move
+    carol_to_move = services.create_game(creator=carol, opponent=bob)
+    play(carol_to_move, (0, 0), (1, 1))  # not reported: bob is not to move
+    get_user_model().objects.filter(pk=bob.pk).update(is_active=False)
+    with pytest.raises(CommandError, match=r"1 problem\(s\) found in 2 game\(s\)"):
+        call_command("check_games")
+    out = capsys.readouterr().out
+    assert (
+        f"game {game.pk}: in progress with O to move, but that player (bob) is "
+        "inactive: the game can never end"
+    ) in out

@@ -1,8 +1,10 @@
 """Live play: the streams, the live partials, and changes crossing processes.
 
 The streams are driven through the ASGI application itself (tictactoe_site.asgi),
-as a server would; waits are bounded (asyncio.wait_for / queue timeouts), never
-sleeps. The cross-process test starts two real server processes on PostgreSQL.
+as a server would; waits are bounded (asyncio.wait_for / queue timeouts). Nothing
+sleeps to synchronise: the two sleeps poll for a server's port under a deadline
+and keep a process stopped (SIGSTOP) for a set time. The cross-process test starts
+two real server processes on PostgreSQL.
 """
 
 import asyncio

@@ -4,9 +4,12 @@ carries its own CSRF token."""
 
 import re
 import time
+from datetime import timedelta
 
 import pytest
+from django.db.models import Count, Max, Q, Sum
 from django.test import Client
+from django.utils import timezone
 
 from games import services
 from games.models import Game
@@ -98,7 +101,8 @@ def test_a_player_who_closed_their_account_shows_on_a_cached_page(
     assert "bob (closed)" not in text(page(as_carol, game))
     services.close_account(user=bob)
     game.refresh_from_db()
-    assert game.version == 3  # the game itself did not change
+    # Still running, a new version (who may act changed), the same board.
+    assert (game.status, game.version, game.board) == ("in_progress", 4, "X---O----")
     shown = text(page(as_carol, game))
     assert "bob (closed)" in shown
     assert "bob has left: they closed their account." in shown
@@ -388,3 +392,39 @@ def test_a_cached_lobby_lives_sixty_seconds(client_for, game, alice, bob, monkey
     assert '<a href="/players/bob/">bob</a> (O)' in lobby(as_alice)
     monkeypatch.setattr(time, "time", lambda: start + 61)
     assert '<a href="/players/robert/">robert</a> (O)' in lobby(as_alice)
+
+
+def test_an_open_game_leaving_as_an_older_one_arrives_shows_in_the_lobby(
+    client_for, alice, bob, carol, make_user, lobby_path, cached, monkeypatch
+):
+    """One open game leaves the list and another arrives with an earlier
+    updated_at (transactions that commit out of timestamp order, or the clocks of
+    several hosts): the count, the newest updated_at and the sum of versions are
+    as before, and the key must move all the same."""
+    dave = make_user("dave")
+    leaving = services.create_game(creator=bob)
+    services.create_game(creator=alice, opponent=carol)  # the newest updated_at
+    as_alice = client_for(alice)
+    assert f"Join game {leaving.pk}" in cached(as_alice, lobby_path)
+    before = _old_lobby_key(alice), Game.objects.lobby_version(alice)
+
+    services.join_game(game_id=leaving.pk, user=carol)  # no longer open
+    behind = timezone.now() - timedelta(minutes=1)
+    monkeypatch.setattr(timezone, "now", lambda: behind)  # another host's clock
+    arrived = services.create_game(creator=dave)
+    monkeypatch.undo()
+
+    assert _old_lobby_key(alice) == before[0]  # the collision, built exactly
+    assert Game.objects.lobby_version(alice) != before[1]
+    after = cached(as_alice, lobby_path)
+    assert f"Join game {arrived.pk}" in after
+    assert f"Join game {leaving.pk}" not in after
+
+
+def _old_lobby_key(user) -> tuple:
+    """The lobby's key as it was: newest updated_at, count, sum of versions."""
+    return tuple(
+        Game.objects.filter(Q(player_x=user) | Q(player_o=user) | Q(status="waiting"))
+        .aggregate(Max("updated_at"), Count("id"), Sum("version"))
+        .values()
+    )

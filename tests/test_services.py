@@ -4,8 +4,10 @@ import logging
 import re
 from contextlib import contextmanager
 from functools import partial
+from io import StringIO
 
 import pytest
+from django.core.management import call_command
 from django.db import connection
 from django.db.models import F
 from django.test import override_settings
@@ -14,7 +16,7 @@ from games import events, records, rules, services
 from games.models import Game, Move, PlayerRecord, Series
 from games.results import COUNTERS
 
-from .conftest import snapshot_tables
+from .conftest import X_WINS_ROW_0, new_game, snapshot_tables
 
 
 @pytest.fixture
@@ -695,3 +697,119 @@ def test_the_limits_default_to_ten_and_three():
 
     assert project_settings.GAMES_MAX_UNSTARTED_PER_USER == 10
     assert project_settings.GAMES_MAX_UNSTARTED_PER_OPPONENT == 3
+
+
+# -- a player who leaves while a move is being decided -------------------------
+# Closing or deactivating an account changes the version of each unfinished game
+# of that player: a move decided while they could still play is decided again.
+
+
+def _bobs_turn_next(game, play):
+    """alice (X) and bob (O) have moved: it is alice's turn, too late to abort."""
+    return play(game, (0, 0), (1, 1))
+
+
+def _admin_deactivates(client, user):
+    """Staff untick "Active" on the user's change form (the stock user admin)."""
+
+    def deactivate():
+        response = client.post(
+            f"/admin/auth/user/{user.pk}/change/",
+            {
+                "username": user.get_username(),
+                "email": "",
+                "date_joined_0": "2026-01-01",
+                "date_joined_1": "00:00:00",
+            },
+        )
+        assert response.status_code == 302
+
+    return deactivate
+
+
+@pytest.fixture
+def staff_client(client_for, make_user):
+    return client_for(make_user("root", is_staff=True, is_superuser=True))
+
+
+@pytest.mark.parametrize("how", ["closing", "the admin"])
+def test_a_move_decided_before_the_opponent_left_is_decided_again(
+    game, play, alice, bob, staff_client, how
+):
+    """alice's move read "bob open"; bob leaves before it is written (too late to
+    abort, not his turn: the game stays). The move is decided again and bob, whose
+    turn it now is, forfeits: alice is never left waiting for a move that cannot
+    come."""
+    _bobs_turn_next(game, play)
+    leave = (
+        partial(services.close_account, user=bob)
+        if how == "closing"
+        else _admin_deactivates(staff_client, bob)
+    )
+    with meanwhile(leave):
+        services.play_move(game_id=game.pk, user=alice, row=2, col=2, ply=2)
+    stored = Game.objects.get(pk=game.pk)
+    assert (stored.status, stored.board, stored.move_count) == (
+        "o_forfeits",
+        "X---O---X",
+        3,
+    )
+    assert stored.finished_at is not None
+    assert list(Move.objects.filter(game=game).values_list("row", "col")) == [
+        (0, 0),
+        (1, 1),
+        (2, 2),
+    ]
+    bob.refresh_from_db()
+    assert not bob.is_active
+
+
+@pytest.mark.parametrize("how", ["closing", "the admin"])
+def test_leaving_changes_the_version_of_every_unfinished_game(
+    alice, bob, carol, play, staff_client, how
+):
+    """Aborted, forfeited or left in place: each unfinished game of bob's gets a
+    new version; finished games and games without him keep theirs."""
+    stays = _bobs_turn_next(new_game(alice, bob), play)
+    forfeited = play(new_game(alice, bob), (0, 0), (1, 1), (2, 2))  # bob (O) next
+    aborted = new_game(bob, alice)
+    waiting = services.create_game(creator=bob)
+    finished = play(new_game(alice, bob), *X_WINS_ROW_0)
+    others = new_game(alice, carol)
+    before = dict(Game.objects.values_list("pk", "version"))
+    if how == "closing":
+        services.close_account(user=bob)
+    else:
+        _admin_deactivates(staff_client, bob)()
+    after = {game.pk: game for game in Game.objects.all()}
+    changed = {pk for pk in before if after[pk].version > before[pk]}
+    assert changed == {stays.pk, forfeited.pk, aborted.pk, waiting.pk}
+    assert after[stays.pk].status == "in_progress"
+    assert after[forfeited.pk].status == "o_forfeits"
+    assert (after[aborted.pk].status, after[aborted.pk].aborted_by_id) == (
+        "aborted",
+        bob.pk,
+    )
+    assert after[waiting.pk].status == "aborted"
+    assert after[finished.pk].version == before[finished.pk]
+    assert after[others.pk].version == before[others.pk]
+    call_command("check_games", stdout=StringIO())
+
+
+def test_a_deactivation_saved_anywhere_settles_the_games(alice, bob, play):
+    """`bob.is_active = False; bob.save()` in a shell settles his games as
+    closing does (games.signals); saving him again changes nothing more."""
+    stays = _bobs_turn_next(new_game(alice, bob), play)
+    aborted = new_game(bob, alice)
+    bob.is_active = False
+    bob.save()
+    assert Game.objects.get(pk=aborted.pk).status == "aborted"
+    stays.refresh_from_db()
+    assert (stays.status, stays.version) == ("in_progress", 4)
+    games = list(Game.objects.order_by("pk").values())
+    bob.save()
+    bob.is_active = True
+    bob.save()
+    assert list(Game.objects.order_by("pk").values()) == games
+    bob.refresh_from_db()
+    assert bob.is_active  # staff may open the account again; nothing is undone

@@ -605,8 +605,9 @@ def test_lobby_queries_do_not_grow(
 
 
 def test_move_post_query_count(as_bob, started, django_assert_num_queries):
-    # user, SELECT ... FOR UPDATE, insert move, update game; inside the test's
-    # own transaction the service's atomic() adds SAVEPOINT + RELEASE.
+    # user, the move's read (game and players, no lock), the game's UPDATE if
+    # its version is unchanged, insert move; inside the test's own transaction
+    # the service's atomic() adds SAVEPOINT + RELEASE.
     with django_assert_num_queries(6):
         assert move(as_bob, started, 1, 1, ply=1).status_code == 302
 
@@ -622,8 +623,8 @@ def _statements(queries) -> list[str]:
 
 @pytest.mark.parametrize("opponent", ["bob", "alice"], ids=["two players", "self"])
 def test_game_ending_move_query_count(client_for, alice, bob, play, opponent):
-    # user, SELECT ... FOR UPDATE, insert move, update game, update series,
-    # insert result rows, upsert records
+    # user, the move's read, update game (if its version is unchanged), insert
+    # move, update series, insert result rows, upsert records
     game = services.create_game(creator=alice, opponent=locals()[opponent])
     play(game, (0, 0), (1, 1), (0, 1), (2, 2))
     as_alice = client_for(alice)

@@ -1,6 +1,8 @@
 """Two people, two browsers (two cookie jars), whole games through the real pages.
 
-Until live updates exist, the waiting player reloads to see the opponent's move.
+pytest-django's live server serves the pages but not the live streams, so the
+waiting player reloads to see the opponent's move; tests/e2e/test_live_play.py
+sees moves arrive without a reload, on the real server.
 """
 
 from playwright.sync_api import expect
@@ -10,7 +12,7 @@ DRAW = [(0, 0), (0, 1), (0, 2), (1, 1), (2, 1), (1, 2), (1, 0), (2, 0), (2, 2)]
 
 
 def take_turns(x, o, cells):
-    """X and O alternate; each reloads before moving, as there are no live updates."""
+    """X and O alternate; each reloads before moving (no live streams here)."""
     for number, cell in enumerate(cells):
         mover = x if number % 2 == 0 else o
         mover.reload()

@@ -1,0 +1,146 @@
+"""`make test` runs both database passes whatever the environment holds, and
+.ci/run fails unless both ran (.ci/check_test_reports.py reads their reports).
+
+The Makefile runs for real in a copy of the project whose `.venv/bin/python` is a
+stand-in: it logs each call (with the DATABASE_URL it got), answers the
+PostgreSQL probe, and writes the JUnit report pytest would.
+"""
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+CHECK = ROOT / ".ci" / "check_test_reports.py"
+REPORTS = "artifacts/test-reports"
+POSTGRES = "postgres://postgres@pg.invalid:5432/tictactoe_ci"
+
+
+def junit(tests: int, skipped: int = 0, failures: int = 0, errors: int = 0) -> str:
+    return (
+        f'<testsuites><testsuite tests="{tests}" skipped="{skipped}" '
+        f'failures="{failures}" errors="{errors}"/></testsuites>'
+    )
+
+
+STAND_IN = f"""#!/bin/sh
+printf '%s|%s\\n' "${{DATABASE_URL-(unset)}}" "$*" >> "$RUNS_LOG"
+case "$1" in
+  -c) [ -z "$POSTGRES_DOWN" ] ;;
+  -m) case "$3" in --junitxml=*)
+        report="${{3#--junitxml=}}"; mkdir -p "${{report%/*}}"
+        echo '{junit(3, skipped=1)}' > "$report" ;;
+      esac ;;
+esac
+"""
+PASSING = junit(5)
+
+
+@pytest.fixture
+def checkout(tmp_path) -> Path:
+    for name in ("Makefile", "pyproject.toml", "requirements.lock"):
+        shutil.copy2(ROOT / name, tmp_path / name)
+    python = tmp_path / ".venv" / "bin" / "python"
+    python.parent.mkdir(parents=True)
+    python.write_text(STAND_IN)
+    python.chmod(0o755)
+    (tmp_path / ".venv" / ".installed").touch()  # newer than pyproject.toml
+    return tmp_path
+
+
+def make_test(checkout: Path, **env: str) -> tuple[subprocess.CompletedProcess, list]:
+    """`make test` in `checkout` with only PATH, HOME and `env` exported (no
+    MAKEFLAGS of an outer make); the stand-in's calls as (DATABASE_URL, args)."""
+    log = checkout / "runs.log"
+    done = subprocess.run(
+        [
+            "make",
+            "--no-print-directory",
+            "test",
+            "NPM=",
+            f"TEST_POSTGRES_URL={POSTGRES}",
+        ],
+        cwd=checkout,
+        env={"PATH": os.environ["PATH"], "HOME": str(checkout), "RUNS_LOG": str(log)}
+        | env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
+    calls = [line.split("|", 1) for line in log.read_text().splitlines()]
+    return done, [(url, args) for url, args in calls if args.startswith("-m pytest")]
+
+
+def check_reports(checkout: Path, *names: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, str(CHECK), *(f"{REPORTS}/{name}" for name in names)],
+        cwd=checkout,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+
+
+def test_make_test_runs_both_passes_whatever_database_url_holds(checkout):
+    done, passes = make_test(checkout, DATABASE_URL="postgres://db.example/other")
+    assert done.returncode == 0, done.stderr
+    assert passes == [
+        ("(unset)", f"-m pytest --junitxml={REPORTS}/sqlite.xml"),
+        (POSTGRES, f"-m pytest --junitxml={REPORTS}/postgresql.xml"),
+    ]
+    assert "make test ignores DATABASE_URL: SQLite, then TEST_POSTGRES_URL" in (
+        done.stdout
+    )
+    checked = check_reports(checkout, "sqlite.xml", "postgresql.xml")
+    assert checked.returncode == 0, checked.stderr
+    assert checked.stdout.splitlines() == [
+        f"{REPORTS}/sqlite.xml: 2 tests ran, all passed",
+        f"{REPORTS}/postgresql.xml: 2 tests ran, all passed",
+    ]
+
+
+def test_ci_fails_when_the_postgresql_pass_did_not_run(checkout):
+    """A report of an earlier run cannot stand in for a pass that did not run."""
+    stale = checkout / REPORTS / "postgresql.xml"
+    stale.parent.mkdir(parents=True)
+    stale.write_text(PASSING)
+    done, passes = make_test(checkout, POSTGRES_DOWN="1")
+    assert done.returncode == 0, done.stderr
+    assert [url for url, _ in passes] == ["(unset)"]
+    assert "ran the SQLite pass only" in done.stdout
+    assert not stale.exists()
+    checked = check_reports(checkout, "sqlite.xml", "postgresql.xml")
+    assert checked.returncode == 1
+    assert checked.stderr.splitlines() == [
+        f"{REPORTS}/postgresql.xml: no report: that pass of make test did not run"
+    ]
+
+    required, _ = make_test(checkout, POSTGRES_DOWN="1", REQUIRE_POSTGRES="1")
+    assert required.returncode != 0
+    assert f"PostgreSQL does not answer at {POSTGRES} (REQUIRE_POSTGRES=1)" in (
+        required.stderr
+    )
+
+
+@pytest.mark.parametrize(
+    ("report", "problem"),
+    [
+        (junit(4, skipped=4), "no test ran"),
+        (junit(0), "no test ran"),
+        (junit(9, failures=2, errors=1), "2 failed, 1 errors"),
+        ("<testsuites><testsuite", "not a readable JUnit report"),
+    ],
+    ids=["all-skipped", "no-tests", "failures", "unreadable"],
+)
+def test_a_report_without_passing_tests_fails_ci(tmp_path, report, problem):
+    (tmp_path / REPORTS).mkdir(parents=True)
+    (tmp_path / REPORTS / "sqlite.xml").write_text(PASSING)
+    (tmp_path / REPORTS / "postgresql.xml").write_text(report)
+    checked = check_reports(tmp_path, "sqlite.xml", "postgresql.xml")
+    assert checked.returncode == 1
+    assert checked.stderr.startswith(f"{REPORTS}/postgresql.xml: {problem}")
