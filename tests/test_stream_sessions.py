@@ -151,14 +151,15 @@ def test_saving_a_user_without_changing_the_account_ends_no_stream(
 
     async def scenario():
         stream = await opened(f"/games/{game.pk}/events/?v={game.version}", cookie)
+        notices = hub.account_notices
         await in_thread(touched, bob)
         await in_thread(move, game, alice, 1, 1)
-        event = await stream.event()
+        event = await stream.event()  # heard after anything published before it
         await stream.close()
-        return event
+        return event, hub.account_notices - notices
 
     version = str(game.version + 1)
-    assert run(scenario()) == {"id": version, "data": version}
+    assert run(scenario()) == ({"id": version, "data": version}, 0)
 
 
 @pytest.mark.django_db(transaction=True)
