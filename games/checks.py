@@ -70,14 +70,15 @@ def live_socket_directory_is_private(app_configs, **kwargs) -> list[Error]:
         return []
     longest = len(os.fsencode(directory / ("x" * live.LONGEST_SOCKET_NAME)))
     if longest > live.LONGEST_SOCKET_PATH:
-        too_long = longest - live.LONGEST_SOCKET_PATH
+        have = len(os.fsencode(settings.CACHE_DIR))
+        most = have - (longest - live.LONGEST_SOCKET_PATH)
         return [
             Error(
                 f"The live-update sockets in {directory} would have paths of up "
                 f"to {longest} bytes; a Unix socket's path holds at most "
                 f"{live.LONGEST_SOCKET_PATH}.",
-                hint=f"Set DJANGO_CACHE_DIR to a path at least {too_long} bytes "
-                f"shorter than {settings.CACHE_DIR}.",
+                hint=f"Set DJANGO_CACHE_DIR to a path of at most {most} bytes "
+                f"({settings.CACHE_DIR} has {have}).",
                 id="games.E003",
             )
         ]
