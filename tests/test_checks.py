@@ -58,7 +58,7 @@ def test_the_cache_directory_and_every_parent_it_needs_are_created_private(
     assert [mode(path) for path in created] == [0o700] * 4
 
 
-@pytest.mark.parametrize("lax", [0o770, 0o707, 0o777, 0o720, 0o702])
+@pytest.mark.parametrize("lax", [0o770, 0o707, 0o777, 0o720, 0o702], ids=oct)
 def test_a_cache_directory_others_may_write_stops_the_start(cache_dir, lax):
     cache_dir.mkdir(mode=0o700)
     cache_dir.chmod(lax)
