@@ -540,32 +540,36 @@ class Hub:
         self.account_notices += 1
         subscribers = self.users.get(user_id)
         if subscribers:
-            self._recheck(list(subscribers))
+            self._recheck(list(subscribers), end_if_unsure=True)
 
-    def _recheck(self, subscribers: list[Subscriber]) -> None:
-        task = asyncio.create_task(self._end_lapsed(subscribers))
+    def _recheck(self, subscribers: list[Subscriber], *, end_if_unsure: bool) -> None:
+        task = asyncio.create_task(self._end_lapsed(subscribers, end_if_unsure))
         self._rechecks.add(task)
         task.add_done_callback(self._rechecks.discard)
 
-    async def _end_lapsed(self, subscribers: list[Subscriber]) -> None:
-        """End the streams whose session no longer logs their user in; those too
-        when that cannot be told (the browser reconnects and is authenticated
-        afresh)."""
+    async def _end_lapsed(self, subscribers: list[Subscriber], end_if_unsure: bool):
+        """End the streams whose session no longer logs their user in. When
+        that cannot be told (the database is away), `end_if_unsure`: end them
+        all (the browsers reconnect and are authenticated afresh)."""
         sessions = {s.session_key: s.user_id for s in subscribers}
         try:
             lapsed = await asyncio.to_thread(stream_sessions.lapsed, sessions)
         except Exception:
-            logger.exception("live streams' sessions not re-checked; ending them")
+            if not end_if_unsure:
+                logger.warning("live streams' sessions not re-checked", exc_info=True)
+                return
+            logger.warning("live streams' sessions not re-checked; ending them")
             lapsed = set(sessions)
         for subscriber in subscribers:
             if subscriber.session_key in lapsed:
                 subscriber.close()
 
     def _recheck_everyone(self) -> None:
-        """After the broker connection was lost: notices may have been missed."""
+        """After the broker connection was lost, notices may have been missed:
+        a precaution, so a failure ends nothing (the outage ended no session)."""
         subscribers = [s for group in self.users.values() for s in group]
         if subscribers:
-            self._recheck(subscribers)
+            self._recheck(subscribers, end_if_unsure=False)
 
     # Keep-alive ----------------------------------------------------------------
 

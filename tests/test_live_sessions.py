@@ -7,7 +7,9 @@ admin would), end the streams another process holds, within one ping interval.
 import urllib.parse
 from http.client import HTTPConnection
 
-from games.live import KEEPALIVE_SECONDS
+import pytest
+
+from games.live import CHANNEL, KEEPALIVE_SECONDS
 
 from . import test_live
 from .test_live import (
@@ -89,3 +91,37 @@ def test_a_logout_or_deactivation_elsewhere_ends_the_streams_of_a_process(
         assert watchers["alice"][0].next() == ("id", version + 1)
         for watcher in watchers["alice"]:
             watcher.close()
+
+
+QUIETLY_DEACTIVATE = (
+    "from django.contrib.auth import get_user_model;"
+    "get_user_model().objects.filter(username='carol').update(is_active=False)"
+)
+
+
+@pytest.mark.parametrize("backend", ["postgresql"], indirect=True)
+def test_a_process_that_lost_its_broker_rechecks_every_stream_when_back(backend):
+    """A notice can be missed while a listener is away; here, a change that
+    sends none at all (QuerySet.update skips the model's signals): the
+    listener's reconnect re-checks every open stream's session."""
+    import psycopg
+
+    with _serving(backend, 1) as (ports, _):
+        sessions, _ = _games(backend, 1)
+        watchers = {
+            name: Watcher(ports[0], "/lobby/events/", sessions[name])
+            for name in ("carol", "alice")
+        }
+        for watcher in watchers.values():
+            assert watcher.next() == ("status", 200)
+        _manage(backend, "shell", "-c", QUIETLY_DEACTIVATE)
+        with psycopg.connect(backend["DATABASE_URL"], autocommit=True) as admin:
+            killed = admin.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                " WHERE datname = current_database() AND query = %s",
+                [f"LISTEN {CHANNEL}"],
+            ).fetchall()
+        assert killed == [(True,)]
+        assert watchers["carol"].next(timeout=BOUND) == ("end", None)
+        assert watchers["alice"].found.empty()
+        watchers["alice"].close()

@@ -12,9 +12,10 @@ server processes and every broker: tests/test_live_sessions.py.
 import asyncio
 
 import pytest
+from django.db import OperationalError
 from django.test import Client
 
-from games import live, services, streams
+from games import live, services, stream_sessions, streams
 from games.live import hub
 
 from .test_live import Stream, in_thread, move, run, sessionid
@@ -244,3 +245,24 @@ def test_the_limit_of_streams_per_user_is_a_setting(game, bob, client_for, setti
 
     status, _, body = run(scenario())
     assert (status, body.decode()) == (429, TOO_MANY)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_stream_whose_session_cannot_be_rechecked_ends(
+    game, bob, client_for, monkeypatch
+):
+    """The account changed and the database cannot say how: the stream ends,
+    and the browser's reconnect is authenticated afresh (or gets the 503)."""
+    cookie = sessionid(client_for(bob))
+
+    def unreachable(sessions):
+        raise OperationalError("connection refused")
+
+    monkeypatch.setattr(stream_sessions, "lapsed", unreachable)
+
+    async def scenario():
+        stream = await opened(f"/games/{game.pk}/events/?v={game.version}", cookie)
+        await in_thread(_password_changed, bob)
+        return await ended(stream)
+
+    assert run(scenario()) == END
