@@ -35,7 +35,6 @@ import functools
 import hashlib
 import json
 import logging
-import os
 import secrets
 import socket
 import threading
@@ -140,19 +139,20 @@ def _socket_directory(cache_dir: Path, name: str) -> Path | None:
     runs) do not hear each other; short, for the sockets' paths (below)."""
     if name == ":memory:" or "mode=memory" in name:
         return None
-    digest = hashlib.sha256(str(Path(name).resolve()).encode()).hexdigest()[:12]
+    digest = hashlib.sha256(str(Path(name).resolve()).encode()).hexdigest()[:8]
     return Path(cache_dir) / "live" / digest
 
 
 def socket_name() -> str:
-    """This process's socket in the socket directory."""
-    return f"{os.getpid()}-{secrets.token_hex(4)}.sock"
+    """This process's socket in the socket directory: random, not the pid, which
+    processes in other pid namespaces (containers) sharing the directory reuse."""
+    return f"{secrets.token_hex(4)}.sock"
 
 
 # A Unix socket's path (sun_path) holds at most 108 bytes with its terminating
-# NUL; a socket name is at most this long (Linux pids have at most 7 digits).
+# NUL: the cache directory may be 107 - len("/live/01234567/01234567.sock") = 79.
 LONGEST_SOCKET_PATH = 107
-LONGEST_SOCKET_NAME = len("4194304-01234567.sock")
+LONGEST_SOCKET_NAME = len("01234567.sock")
 
 
 class Postman:

@@ -162,10 +162,10 @@ def test_a_live_socket_directory_others_may_write_stops_the_start(tmp_path):
 
 def test_a_cache_directory_too_long_for_the_live_sockets_stops_the_start(tmp_path):
     """A Unix socket's path holds at most 107 bytes (and its NUL): the sockets
-    go to DJANGO_CACHE_DIR/live/<12 hex digits>/<pid>-<8 hex digits>.sock."""
+    go to DJANGO_CACHE_DIR/live/<8 hex digits>/<8 hex digits>.sock."""
     cache = tmp_path / "c"
-    cache = cache.with_name("c" * (68 - len(str(cache.parent)) - 1))
-    assert len(str(cache)) == 68  # 68 + 40: one byte too many
+    cache = cache.with_name("c" * (80 - len(str(cache.parent)) - 1))
+    assert len(str(cache)) == 80  # 80 + 28: one byte too many
     result = manage(
         "check",
         DATABASE_URL=f"sqlite:///{tmp_path / 'db.sqlite3'}",
@@ -177,7 +177,7 @@ def test_a_cache_directory_too_long_for_the_live_sockets_stops_the_start(tmp_pat
         "would have paths of up to 108 bytes; a Unix socket's path holds at most 107."
     ) in result.stderr
     assert (
-        f"HINT: Set DJANGO_CACHE_DIR to a path of at most 67 bytes ({cache} has 68)."
+        f"HINT: Set DJANGO_CACHE_DIR to a path of at most 79 bytes ({cache} has 80)."
     ) in result.stderr
     shorter = cache.with_name(cache.name[:-1])
     result = manage(
@@ -239,3 +239,19 @@ def test_the_redis_warnings_say_what_is_at_stake_and_the_url_to_use(settings):
         "not rediss://): sessions cross the network in clear."
     )
     assert "REDIS_URL=rediss://:password@host:6379/0" in no_password.hint
+
+
+def test_migrate_shows_the_redis_warning_and_goes_on(tmp_path):
+    """`make serve` prints it before serving; a warning does not stop it."""
+    result = manage(
+        "migrate",
+        "--noinput",
+        DATABASE_URL=f"sqlite:///{tmp_path / 'db.sqlite3'}",
+        REDIS_URL="redis://cache.internal:6379/0",
+    )
+    assert result.returncode == 0, result.stderr
+    assert (
+        "?: (games.W001) REDIS_URL names another host (cache.internal) without a "
+        "password"
+    ) in result.stderr
+    assert "Operations to perform" in result.stdout
