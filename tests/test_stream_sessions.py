@@ -12,13 +12,13 @@ server processes and every broker: tests/test_live_sessions.py.
 import asyncio
 
 import pytest
-from django.db import OperationalError
+from django.db import OperationalError, connection
 from django.test import Client
 
 from games import live, services, stream_sessions, streams
 from games.live import hub
 
-from .test_live import Stream, in_thread, move, run, sessionid
+from .test_live import BOUND, Stream, in_thread, move, run, sessionid
 
 LOGGED_OUT_WITHIN = live.KEEPALIVE_SECONDS  # one ping interval
 
@@ -38,14 +38,25 @@ async def ended(stream: Stream) -> dict:
     return last
 
 
+async def news(stream: Stream) -> dict:
+    """The next event that is not the hub's keep-alive ping (one may come at
+    any moment: the ticker pings a slice of the streams every second)."""
+    while (event := await stream.event()).get("event") == "ping":
+        pass
+    return event
+
+
 # The last message of a stream the server ended: the end of the response body.
 END = {"type": "http.response.body", "body": b""}
 
 
 async def opened(path: str, cookie: str) -> Stream:
+    """An open stream, once the hub hears every notice published from now on
+    (on PostgreSQL it LISTENs on a connection of its own)."""
     stream = Stream(path, cookie=cookie)
     status, _, _ = await stream.response()
     assert status == 200
+    await asyncio.wait_for(hub.listening.wait(), BOUND)
     return stream
 
 
@@ -75,7 +86,7 @@ def test_logging_out_ends_the_streams_of_that_session_and_no_other(
         endings = [await ended(stream) for stream in gone]
         # The others still hear the game.
         await in_thread(move, game, alice, 1, 1)
-        events = [await stream.event() for stream in kept]
+        events = [await news(stream) for stream in kept]
         for stream in kept:
             await stream.close()
         return endings, events
@@ -129,7 +140,7 @@ def test_an_account_change_ends_every_stream_of_the_user(
         await in_thread(change, dave)
         endings = [await ended(stream) for stream in gone]
         await in_thread(move, game, alice, 1, 1)
-        event = await kept.event()
+        event = await news(kept)
         await kept.close()
         return endings, event
 
@@ -155,7 +166,7 @@ def test_saving_a_user_without_changing_the_account_ends_no_stream(
         notices = hub.account_notices
         await in_thread(touched, bob)
         await in_thread(move, game, alice, 1, 1)
-        event = await stream.event()  # heard after anything published before it
+        event = await news(stream)  # heard after anything published before it
         await stream.close()
         return event, hub.account_notices - notices
 
@@ -175,7 +186,10 @@ def test_a_logout_while_the_stream_reads_its_session_still_ends_it(
 
     def then_logged_out(*args):
         viewer = real_viewer(*args)
-        _log_out(client)
+        try:
+            _log_out(client)
+        finally:
+            connection.close()  # this thread's, as _viewer closes its own
         return viewer
 
     monkeypatch.setattr(streams, "_viewer", then_logged_out)
