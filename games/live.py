@@ -536,8 +536,14 @@ class Hub:
     # Sessions ------------------------------------------------------------------
 
     def account_changed(self, user_id: int) -> None:
-        """Re-check the sessions of the user's streams. Runs on the event loop."""
+        """A notice: re-check the sessions of the user's streams. Runs on the
+        event loop."""
         self.account_notices += 1
+        self.recheck_user(user_id)
+
+    def recheck_user(self, user_id: int) -> None:
+        """Re-check the sessions of the user's streams (not a notice: streams
+        opening meanwhile need not re-check theirs)."""
         subscribers = self.users.get(user_id)
         if subscribers:
             self._recheck(list(subscribers), end_if_unsure=True)

@@ -165,7 +165,7 @@ async def _admitted(send, subscriber: Subscriber, viewer: Viewer, notices: int):
         await _refuse(send, 429, TOO_MANY_STREAMS)
         return False
     if hub.account_notices != notices:
-        hub.account_changed(viewer.user_id)
+        hub.recheck_user(viewer.user_id)
     return True
 
 
