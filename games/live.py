@@ -10,8 +10,14 @@ Between processes the news travels through Redis pub/sub when REDIS_URL is set
 servers queue the news for a busy listener (it reads late, never loses it), and
 a listener that lost its connection resyncs from the database once it is back.
 With a SQLite file (all processes on one host) it travels as datagrams to a Unix
-socket per process, in a private directory named after the database file; with
-an in-memory database (tests: one process) the hub is told directly.
+socket per process, in a directory named after the database file inside the
+private cache directory (settings.CACHE_DIR/live/, games.private_dirs); with an
+in-memory database (tests: one process) the hub is told directly.
+
+The same brokers carry `AccountChanged`: a user logged out, changed password,
+was deactivated or deleted (Django's signals and the user model's, whoever
+made the change). Each hub then re-checks, in a thread, the sessions its open
+streams of that user were opened with, and ends those that no longer log them in.
 
 Datagrams are never dropped while their receiver lives. Linux queues only
 `net.unix.max_dgram_qlen` datagrams on a socket, so a receiver whose event loop
@@ -29,20 +35,20 @@ import functools
 import hashlib
 import json
 import logging
-import os
 import secrets
 import socket
-import tempfile
 import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from django.conf import settings
-from django.db import close_old_connections, connection
+from django.contrib.auth.signals import user_logged_out
+from django.db import close_old_connections, connection, transaction
+from django.db.models.signals import post_delete, post_init, post_save
 from django.dispatch import receiver
 
-from . import events
+from . import events, private_dirs, stream_sessions
 from .models import Game, GameStatus
 
 logger = logging.getLogger("games.live")
@@ -58,6 +64,11 @@ class Change:
     # True when the list of open games changed (a game opened or was joined).
     open_games: bool = False
 
+    @property
+    def key(self) -> int:
+        """What a backlog keeps one of: a game's latest change."""
+        return self.game_id
+
     def merged(self, older: "Change | None") -> "Change":
         """One change that says what both say: the newer version, every lobby."""
         if older is None:
@@ -69,20 +80,45 @@ class Change:
             self.open_games or older.open_games,
         )
 
-
-def encode(changes: list[Change]) -> str:
-    """The wire format of every broker: a JSON list of changes."""
-    return json.dumps(
-        [[c.game_id, c.version, list(c.player_ids), c.open_games] for c in changes]
-    )
+    def wire(self) -> list:
+        return [self.game_id, self.version, list(self.player_ids), self.open_games]
 
 
-def decode(text: str | bytes) -> list[Change]:
-    """The changes in a payload; ValueError/TypeError when it is not one."""
-    return [
-        Change(int(game_id), int(version), tuple(map(int, players)), bool(is_open))
-        for game_id, version, players, is_open in json.loads(text)
-    ]
+@dataclass(frozen=True, slots=True)
+class AccountChanged:
+    """A user's sessions may have ended: their open streams must re-check them."""
+
+    user_id: int
+
+    @property
+    def key(self) -> tuple[str, int]:
+        return ("account", self.user_id)
+
+    def merged(self, older: "AccountChanged | None") -> "AccountChanged":
+        return self
+
+    def wire(self) -> dict:
+        return {"account": self.user_id}
+
+
+def encode(items: list[Change | AccountChanged]) -> str:
+    """The wire format of every broker: a JSON list of changes, each a list,
+    and of account notices, each {"account": user id}."""
+    return json.dumps([item.wire() for item in items])
+
+
+def decode(text: str | bytes) -> list[Change | AccountChanged]:
+    """What a payload says; ValueError/TypeError/KeyError when it is not one."""
+    items = []
+    for item in json.loads(text):
+        if isinstance(item, dict):
+            items.append(AccountChanged(int(item["account"])))
+            continue
+        game_id, version, players, is_open = item
+        items.append(
+            Change(int(game_id), int(version), tuple(map(int, players)), bool(is_open))
+        )
+    return items
 
 
 def uses_postgres() -> bool:
@@ -93,16 +129,30 @@ def socket_directory() -> Path | None:
     """Where the processes sharing this SQLite file meet; None when in memory."""
     if connection.vendor != "sqlite":
         return None
-    return _socket_directory(str(connection.settings_dict["NAME"]))
+    return _socket_directory(settings.CACHE_DIR, str(connection.settings_dict["NAME"]))
 
 
 @functools.cache
-def _socket_directory(name: str) -> Path | None:
-    """Computed once per database name: every move's publish asks."""
+def _socket_directory(cache_dir: Path, name: str) -> Path | None:
+    """Computed once per database name: every move's publish asks. One
+    directory per database file, so that sites sharing a cache directory (test
+    runs) do not hear each other; short, for the sockets' paths (below)."""
     if name == ":memory:" or "mode=memory" in name:
         return None
-    digest = hashlib.sha256(str(Path(name).resolve()).encode()).hexdigest()[:16]
-    return Path(tempfile.gettempdir()) / f"tictactoe-live-{digest}"
+    digest = hashlib.sha256(str(Path(name).resolve()).encode()).hexdigest()[:8]
+    return Path(cache_dir) / "live" / digest
+
+
+def socket_name() -> str:
+    """This process's socket in the socket directory: random, not the pid, which
+    processes in other pid namespaces (containers) sharing the directory reuse."""
+    return f"{secrets.token_hex(4)}.sock"
+
+
+# A Unix socket's path (sun_path) holds at most 108 bytes with its terminating
+# NUL: the cache directory may be 107 - len("/live/01234567/01234567.sock") = 79.
+LONGEST_SOCKET_PATH = 107
+LONGEST_SOCKET_NAME = len("01234567.sock")
 
 
 class Postman:
@@ -113,25 +163,26 @@ class Postman:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._backlog: dict[str, dict[int, Change]] = {}  # path -> game -> change
+        # path -> key (a game, an account) -> the latest change of it
+        self._backlog: dict[str, dict] = {}
         self._pending = threading.Event()
         self._socket: socket.socket | None = None
         self._thread: threading.Thread | None = None
 
-    def send(self, directory: Path, change: Change) -> None:
+    def send(self, directory: Path, change: Change | AccountChanged) -> None:
         with self._lock:
             for path in directory.glob("*.sock"):
                 waiting = self._backlog.get(str(path))
                 if waiting is not None:  # keep the order: after what waits
-                    waiting[change.game_id] = change.merged(waiting.get(change.game_id))
+                    waiting[change.key] = change.merged(waiting.get(change.key))
                     continue
-                waiting = {change.game_id: change}
+                waiting = {change.key: change}
                 if not self._flush(str(path), waiting):
                     self._backlog[str(path)] = waiting
             if self._backlog:
                 self._start_retrying()
 
-    def _flush(self, path: str, waiting: dict[int, Change]) -> bool:
+    def _flush(self, path: str, waiting: dict) -> bool:
         """Send what waits for `path`; True when nothing is left to send."""
         if self._socket is None:
             self._socket = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
@@ -150,7 +201,7 @@ class Postman:
                 logger.warning("live update to %s delayed", path, exc_info=True)
                 return False
             for change in batch:
-                del waiting[change.game_id]
+                del waiting[change.key]
         return True
 
     def _start_retrying(self) -> None:
@@ -191,7 +242,7 @@ def _redis_publisher(url: str):
     return redis.Redis.from_url(url)  # thread-safe: a pool of connections
 
 
-def publish(change: Change) -> None:
+def publish(change: Change | AccountChanged) -> None:
     """Tell every server process. Runs in the request's thread, after commit."""
     if settings.REDIS_URL:
         try:
@@ -254,6 +305,59 @@ def publish_game_ended_without_a_move(sender, *, game, status, **kwargs):
         )
 
 
+# Accounts --------------------------------------------------------------------
+
+
+def _account_changed(user_id: int, using: str | None = None) -> None:
+    transaction.on_commit(lambda: publish(AccountChanged(user_id)), using=using)
+
+
+@receiver(user_logged_out, dispatch_uid="live_user_logged_out")
+def end_the_streams_of_a_session_logged_out(sender, *, request, user, **kwargs):
+    if user is None or user.pk is None:
+        return
+    # logout() sends this signal before it deletes the session: delete it now
+    # (logout then finds it gone), so that the processes re-checking the user's
+    # streams at once already find the session gone.
+    request.session.delete()
+    _account_changed(user.pk)
+
+
+# A user's session auth hash comes from their password; an inactive user is
+# logged out. A field deferred when the user was loaded reads as None.
+ACCOUNT_FIELDS = ("password", "is_active")
+
+
+def _account_state(user) -> tuple:
+    return tuple(user.__dict__.get(name) for name in ACCOUNT_FIELDS)
+
+
+@receiver(post_init, sender=settings.AUTH_USER_MODEL, dispatch_uid="live_user_init")
+def remember_the_account_state(sender, instance, **kwargs):
+    """What a later save compares with (no query: only what was loaded)."""
+    instance._live_account_state = _account_state(instance)
+
+
+@receiver(post_save, sender=settings.AUTH_USER_MODEL, dispatch_uid="live_user_saved")
+def end_the_streams_of_a_changed_account(
+    sender, instance, created, raw, using, update_fields, **kwargs
+):
+    """A changed password or is_active, however saved (our pages, the admin,
+    allauth, the shell): the user's streams re-check their sessions."""
+    if update_fields is not None and not set(ACCOUNT_FIELDS) & set(update_fields):
+        return  # e.g. last_login, at every login
+    state = _account_state(instance)
+    changed = state != getattr(instance, "_live_account_state", None)
+    instance._live_account_state = state
+    if changed and not (created or raw):
+        _account_changed(instance.pk, using)
+
+
+@receiver(post_delete, sender=settings.AUTH_USER_MODEL, dispatch_uid="live_user_gone")
+def end_the_streams_of_a_deleted_account(sender, instance, using, **kwargs):
+    _account_changed(instance.pk, using)
+
+
 # The keep-alive ping: every stream gets one each KEEPALIVE_SECONDS, from one
 # ticker per process that pings a slice of the streams at a time (no timer per
 # stream, and no burst of every ping at once).
@@ -264,7 +368,16 @@ KEEPALIVE_SLICES = 15
 class Subscriber:
     """One open stream: the latest news it has not sent yet, and a wake-up."""
 
-    __slots__ = ("_event", "pending", "fresh", "ping_due", "closed", "slice")
+    __slots__ = (
+        "_event",
+        "pending",
+        "fresh",
+        "ping_due",
+        "closed",
+        "slice",
+        "user_id",
+        "session_key",
+    )
 
     def __init__(self, slice_: int = 0) -> None:
         self._event = asyncio.Event()
@@ -273,6 +386,9 @@ class Subscriber:
         self.ping_due = False
         self.closed = False
         self.slice = slice_
+        # Whose stream it is, once admitted (Hub.admit).
+        self.user_id: int | None = None
+        self.session_key: str | None = None
 
     def notify(self, version: int) -> None:
         if version > self.pending:
@@ -304,6 +420,11 @@ class Hub:
         self.loop: asyncio.AbstractEventLoop | None = None
         self.games: dict[int, set[Subscriber]] = {}
         self.lobbies: dict[int, set[Subscriber]] = {}
+        self.users: dict[int, set[Subscriber]] = {}  # every admitted stream
+        # Account notices heard so far: a stream compares it before and after
+        # reading its session, so that a notice in between is not missed.
+        self.account_notices = 0
+        self._rechecks: set[asyncio.Task] = set()
         self._lobby_counter = 0
         self.accepting = True  # False once the server shuts down
         self.listening = asyncio.Event()
@@ -334,7 +455,7 @@ class Hub:
         elif uses_postgres():
             self._listener = asyncio.create_task(self._listen_postgres())
         elif (directory := socket_directory()) is not None:
-            self._socket_path = directory / f"{os.getpid()}-{secrets.token_hex(4)}.sock"
+            self._socket_path = directory / socket_name()
             self._listener = asyncio.create_task(self._listen_datagrams(directory))
             self._listener.add_done_callback(_log_failure)
         else:
@@ -356,8 +477,11 @@ class Hub:
                 self._socket_path.parent.rmdir()
             self._socket_path = None
         self.close_streams()
+        for task in self._rechecks:
+            task.cancel()
         self.games.clear()
         self.lobbies.clear()
+        self.users.clear()
         for subscribers in self.slices:
             subscribers.clear()
         self.loop = None
@@ -389,14 +513,69 @@ class Hub:
         self.slices[subscriber.slice].add(subscriber)
         return subscriber
 
+    def admit(self, subscriber: Subscriber, user_id: int, session_key: str) -> bool:
+        """Record whose stream it is; False when the user holds
+        WEB_MAX_STREAMS_PER_USER streams in this process already."""
+        streams = self.users.setdefault(user_id, set())
+        if len(streams) >= settings.WEB_MAX_STREAMS_PER_USER:
+            if not streams:
+                del self.users[user_id]
+            return False
+        subscriber.user_id = user_id
+        subscriber.session_key = session_key
+        streams.add(subscriber)
+        return True
+
     def unsubscribe(self, key: int, subscriber: Subscriber, *, lobby=False) -> None:
         table = self.lobbies if lobby else self.games
         self.slices[subscriber.slice].discard(subscriber)
-        subscribers = table.get(key)
-        if subscribers is not None:
-            subscribers.discard(subscriber)
-            if not subscribers:
-                del table[key]
+        _discard(table, key, subscriber)
+        if subscriber.user_id is not None:
+            _discard(self.users, subscriber.user_id, subscriber)
+
+    # Sessions ------------------------------------------------------------------
+
+    def account_changed(self, user_id: int) -> None:
+        """A notice: re-check the sessions of the user's streams. Runs on the
+        event loop."""
+        self.account_notices += 1
+        self.recheck_user(user_id)
+
+    def recheck_user(self, user_id: int) -> None:
+        """Re-check the sessions of the user's streams (not a notice: streams
+        opening meanwhile need not re-check theirs)."""
+        subscribers = self.users.get(user_id)
+        if subscribers:
+            self._recheck(list(subscribers), end_if_unsure=True)
+
+    def _recheck(self, subscribers: list[Subscriber], *, end_if_unsure: bool) -> None:
+        task = asyncio.create_task(self._end_lapsed(subscribers, end_if_unsure))
+        self._rechecks.add(task)
+        task.add_done_callback(self._rechecks.discard)
+
+    async def _end_lapsed(self, subscribers: list[Subscriber], end_if_unsure: bool):
+        """End the streams whose session no longer logs their user in. When
+        that cannot be told (the database is away), `end_if_unsure`: end them
+        all (the browsers reconnect and are authenticated afresh)."""
+        sessions = {s.session_key: s.user_id for s in subscribers}
+        try:
+            lapsed = await asyncio.to_thread(stream_sessions.lapsed, sessions)
+        except Exception:
+            if not end_if_unsure:
+                logger.warning("live streams' sessions not re-checked", exc_info=True)
+                return
+            logger.warning("live streams' sessions not re-checked; ending them")
+            lapsed = set(sessions)
+        for subscriber in subscribers:
+            if subscriber.session_key in lapsed:
+                subscriber.close()
+
+    def _recheck_everyone(self) -> None:
+        """After the broker connection was lost, notices may have been missed:
+        a precaution, so a failure ends nothing (the outage ended no session)."""
+        subscribers = [s for group in self.users.values() for s in group]
+        if subscribers:
+            self._recheck(subscribers, end_if_unsure=False)
 
     # Keep-alive ----------------------------------------------------------------
 
@@ -413,8 +592,11 @@ class Hub:
 
     # Delivery ------------------------------------------------------------------
 
-    def deliver(self, change: Change) -> None:
+    def deliver(self, change: Change | AccountChanged) -> None:
         """Wake the streams that care. Runs on the event loop."""
+        if isinstance(change, AccountChanged):
+            self.account_changed(change.user_id)
+            return
         for subscriber in self.games.get(change.game_id, ()):
             subscriber.notify(change.version)
         self._lobby_counter += 1
@@ -430,18 +612,19 @@ class Hub:
     def deliver_payload(self, payload: str | bytes) -> None:
         try:
             changes = decode(payload)
-        except (ValueError, TypeError):
+        except (ValueError, TypeError, KeyError):
             logger.warning("ignored live payload %r", payload[:100])
             return
         for change in changes:
             self.deliver(change)
 
-    def deliver_threadsafe(self, change: Change) -> None:
+    def deliver_threadsafe(self, change: Change | AccountChanged) -> None:
         loop = self.loop
         if loop is not None and not loop.is_closed():
             loop.call_soon_threadsafe(self.deliver, change)
 
     def _catch_up(self, versions: dict[int, int]) -> None:
+        self._recheck_everyone()
         for game_id, version in versions.items():
             for subscriber in self.games.get(game_id, ()):
                 subscriber.notify(version)
@@ -514,7 +697,9 @@ class Hub:
             def datagram_received(self, data, addr):
                 hub.deliver_payload(data)
 
-        directory.mkdir(mode=0o700, exist_ok=True)
+        private_dirs.make(directory)
+        if found := private_dirs.problems(directory, root=settings.CACHE_DIR):
+            raise PermissionError(f"not a private directory: {'; '.join(found)}")
         # Bound here: uvloop takes a ready socket but not a Unix local_addr.
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
         sock.bind(str(self._socket_path))
@@ -534,6 +719,14 @@ class Hub:
             )
             versions = dict(await cursor.fetchall())
         self._catch_up(versions)
+
+
+def _discard(table: dict, key: int, subscriber: Subscriber) -> None:
+    subscribers = table.get(key)
+    if subscribers is not None:
+        subscribers.discard(subscriber)
+        if not subscribers:
+            del table[key]
 
 
 def _versions(game_ids: list[int]) -> dict[int, int]:

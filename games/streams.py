@@ -11,17 +11,21 @@ open it costs one small object in the hub, no database query, no thread and no
 timer; a `ping` event every 15 s (from the hub's one ticker) keeps proxies awake
 and lets the page's script notice a dead connection (comment lines would be
 invisible to it). See games.live for how changes reach the hub.
+
+A stream ends when its session does: when the user logs out, changes password,
+or is deactivated or deleted, every process hears it (games.live) and ends the
+streams whose session no longer logs them in; the browser reconnects and is
+refused as a page would be. One user may hold at most WEB_MAX_STREAMS_PER_USER
+streams per process (each holds a file descriptor); more get a 429.
 """
 
 import asyncio
 import random
 import re
-from importlib import import_module
+from typing import NamedTuple
 
 from django.conf import settings
-from django.contrib.auth import get_user
 from django.db import InterfaceError, OperationalError, close_old_connections
-from django.http import HttpRequest
 from django.http.cookie import parse_cookie
 from django.http.request import split_domain_port, validate_host
 
@@ -29,6 +33,7 @@ from .errors import DATABASE_UNAVAILABLE, RETRY_AFTER_SECONDS
 from .forms import parse_digits
 from .live import Subscriber, hub
 from .models import Game
+from .stream_sessions import logged_in_user_id
 
 # The same paths as the <int:game_id> URL pattern, so that every stream request
 # reaches a stream handler; an id too long for the database names no game (0).
@@ -108,18 +113,21 @@ async def _bad_request(scope, send) -> bool:
     return False
 
 
-def _viewer(cookie_header: str, game_id: int | None) -> tuple[int | None, int | None]:
-    """(user id or None, the game's version or None): the session and user are
-    read as Django's middleware would; the game costs one small query."""
+class Viewer(NamedTuple):
+    user_id: int | None  # None: the session logs nobody in
+    session_key: str | None
+    version: int | None  # of the game asked for; None: no such game
+
+
+def _viewer(cookie_header: str, game_id: int | None) -> Viewer:
+    """The session and user are read as Django's middleware would; the game
+    costs one small query."""
     close_old_connections()
     try:
-        request = HttpRequest()
         session_key = parse_cookie(cookie_header).get(settings.SESSION_COOKIE_NAME)
-        engine = import_module(settings.SESSION_ENGINE)
-        request.session = engine.SessionStore(session_key)
-        user = get_user(request)
-        if not user.is_authenticated:
-            return None, None
+        user_id = logged_in_user_id(session_key)
+        if user_id is None:
+            return Viewer(None, None, None)
         version = None
         if game_id is not None:
             version = (
@@ -127,12 +135,12 @@ def _viewer(cookie_header: str, game_id: int | None) -> tuple[int | None, int | 
                 .values_list("version", flat=True)
                 .first()
             )
-        return user.pk, version
+        return Viewer(user_id, session_key, version)
     finally:
         close_old_connections()
 
 
-async def _identify(scope, send, game_id: int | None):
+async def _identify(scope, send, game_id: int | None) -> Viewer | None:
     """`_viewer` in a thread; None, after a 503 like the pages' (games.errors),
     while the database cannot be reached."""
     try:
@@ -141,6 +149,24 @@ async def _identify(scope, send, game_id: int | None):
         retry_after = str(RETRY_AFTER_SECONDS).encode()
         await _refuse(send, 503, DATABASE_UNAVAILABLE, [(b"retry-after", retry_after)])
         return None
+
+
+TOO_MANY_STREAMS = (
+    "Too many live pages are open for this account. Close some game or lobby "
+    "tabs, then reload this page."
+)
+
+
+async def _admitted(send, subscriber: Subscriber, viewer: Viewer, notices: int):
+    """Record the stream as the viewer's; False, after a 429, past the limit.
+    `notices`: hub.account_notices before the session was read: a notice heard
+    since may concern that session, so it is re-checked."""
+    if not hub.admit(subscriber, viewer.user_id, viewer.session_key):
+        await _refuse(send, 429, TOO_MANY_STREAMS)
+        return False
+    if hub.account_notices != notices:
+        hub.recheck_user(viewer.user_id)
+    return True
 
 
 class BadVersion(ValueError):
@@ -243,15 +269,18 @@ async def game_stream(scope, receive, send, game_id: int) -> None:
     # Subscribe before reading the version, so that no change falls in between.
     subscriber = hub.subscribe_game(game_id)
     try:
+        notices = hub.account_notices
         viewer = await _identify(scope, send, game_id)
         if viewer is None:
             return
-        user_id, version = viewer
-        if user_id is None:
+        if viewer.user_id is None:
             await _refuse(send, 403, "Log in to watch games.")
             return
+        version = viewer.version
         if version is None:
             await _refuse(send, 404, "There is no such game.")
+            return
+        if not await _admitted(send, subscriber, viewer, notices):
             return
         if not await _open(send, scope):
             return
@@ -283,15 +312,18 @@ async def lobby_stream(scope, receive, send) -> None:
     at most one a second, however busy the site is."""
     if await _bad_request(scope, send):
         return
+    notices = hub.account_notices
     viewer = await _identify(scope, send, None)
     if viewer is None:
         return
-    user_id, _ = viewer
+    user_id = viewer.user_id
     if user_id is None:
         await _refuse(send, 403, "Log in to see your lobby.")
         return
     subscriber = hub.subscribe_lobby(user_id)
     try:
+        if not await _admitted(send, subscriber, viewer, notices):
+            return
         if not await _open(send, scope):
             return
         await _pump(

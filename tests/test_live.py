@@ -804,6 +804,8 @@ def _server_env(backend: dict, port: int) -> dict:
         # GAMES_SCRIPT starts up to 40 games of alice against bob at once.
         GAMES_MAX_UNSTARTED_PER_USER="100",
         GAMES_MAX_UNSTARTED_PER_OPPONENT="100",
+        # Up to 40 streams of one user in one process (80 watchers, 2 users).
+        WEB_MAX_STREAMS_PER_USER="100",
     )
     return env
 

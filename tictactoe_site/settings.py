@@ -113,7 +113,15 @@ ASGI_APPLICATION = "tictactoe_site.asgi.application"
 # Live updates between server processes on several hosts travel through Redis
 # pub/sub when this is set (redis://host:6379/0); otherwise through PostgreSQL's
 # LISTEN/NOTIFY, or on one host with SQLite through local sockets (games.live).
+# Off the host: a password and TLS (rediss://:password@host:6379/0); games.checks
+# warns at start-up without a password.
 REDIS_URL = os.environ.get("REDIS_URL", "")
+# What the server processes of one host share as files: the session cache
+# (sessions/, without REDIS_URL) and the live-update sockets (live/, with SQLite).
+# Private: games.checks refuses to start when another user could write there.
+CACHE_DIR = Path(os.environ.get("DJANGO_CACHE_DIR", BASE_DIR / ".cache"))
+# Open live streams (games.streams) one user may hold in one server process.
+WEB_MAX_STREAMS_PER_USER = int(os.environ.get("WEB_MAX_STREAMS_PER_USER", "30"))
 
 # Database: an embedded SQLite file unless DATABASE_URL says otherwise.
 DATABASES = {
@@ -187,8 +195,7 @@ CACHES = {
         if REDIS_URL
         else {
             "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
-            "LOCATION": Path(os.environ.get("DJANGO_CACHE_DIR", BASE_DIR / ".cache"))
-            / "sessions",
+            "LOCATION": CACHE_DIR / "sessions",
             # Each entry lives as long as its session; past this many files a
             # third are dropped (they are reloaded from the database when used).
             "OPTIONS": {"MAX_ENTRIES": 100_000},

@@ -56,6 +56,8 @@ CONNECTIONS = 4
 def app_server(port: int) -> tuple[list[str], dict[str, str]]:
     command = [sys.executable, "-m", "tictactoe_site.serve"]
     env = {"WEB_CONCURRENCY": "2", "HOST": "127.0.0.1", "PORT": str(port)}
+    # The live benchmarks open thousands of streams as a handful of users.
+    env["WEB_MAX_STREAMS_PER_USER"] = "1000000"
     return command, env
 
 
