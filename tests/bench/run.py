@@ -772,7 +772,9 @@ def main() -> None:
         from tests.bench import stall
 
         print(flush=True)
-        stall.run_section(wanted, args.stall_duration, ROOT, PORT + stall.PORT_OFFSET)
+        stall.run_section(
+            wanted, args.stall_duration, ROOT, PORT + stall.PORT_OFFSET, args.keep
+        )
     print(f"\nwrote {RESULTS.name}; took {time.monotonic() - started:.0f} s")
 
 
