@@ -348,13 +348,12 @@ async def run_phase(
 ) -> dict:
     http = Http(base_url)
     tally = Tally()
-    versions = {}
+    first_version = {}
     for game in games:
         _, _, body = await http.request(
             "GET", GAME_ROUTES["state"].format(game), setup.mover.cookies
         )
-        versions[game] = json.loads(body)["version"]
-    first_version = dict(versions)
+        first_version[game] = json.loads(body)["version"]
     played = dict.fromkeys(games, 0)
     locks = {game: asyncio.Lock() for game in games}
     opened = asyncio.Semaphore(0)
