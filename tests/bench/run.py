@@ -5,9 +5,13 @@ large scenario, starts the app on each and the floor (tests/bench/floor_*.py)
 with production settings, then drives load with wrk in rounds that interleave
 app and floor runs, and prints requests/s, p50/p99 latency and server CPU per
 request, each as a ratio to the floor, the large/small latency ratio and SQL
-queries per request. Results also go to bench-results.json.
+queries per request. Then the stall section (tests/bench/stall.py): live
+events and pages while logins hash passwords and resets wait on a silent mail
+relay. Results also go to bench-results.json.
 
     python -m tests.bench.run [--duration 10] [--rounds 2] [--databases sqlite,postgres]
+                              [--stall-duration 20] [--no-stall]
+    python -m tests.bench.run --stall-only [options of tests/bench/stall.py]
     python -m tests.bench.run --live-scale [options of tests/bench/live_scale.py]
 """
 
@@ -699,12 +703,23 @@ def main() -> None:
 
         live_scale.main(sys.argv[sys.argv.index("--live-scale") + 1 :])
         return
+    if "--stall-only" in sys.argv:  # the stall section alone; its options follow
+        from tests.bench import stall
+
+        stall.main([arg for arg in sys.argv[1:] if arg != "--stall-only"])
+        return
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--duration", type=int, default=10, help="seconds per run")
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--databases", default="sqlite,postgres")
     parser.add_argument("--live-moves", type=int, default=20)
     parser.add_argument("--keep", action="store_true", help="keep the databases")
+    parser.add_argument(
+        "--stall-duration", type=float, default=20, help="seconds per stall phase"
+    )
+    parser.add_argument(
+        "--no-stall", action="store_true", help="skip the stall section"
+    )
     args = parser.parse_args()
     if args.duration < 10:
         parser.error("runs must last at least 10 s")
@@ -753,9 +768,16 @@ def main() -> None:
             indent=2,
         )
     )
-    print(f"\nwrote {RESULTS.name}; took {time.monotonic() - started:.0f} s")
     if not args.keep:
         shutil.rmtree(workdir)
+    if not args.no_stall:
+        from tests.bench import stall
+
+        print(flush=True)
+        stall.run_section(
+            wanted, args.stall_duration, ROOT, PORT + stall.PORT_OFFSET, args.keep
+        )
+    print(f"\nwrote {RESULTS.name}; took {time.monotonic() - started:.0f} s")
 
 
 if __name__ == "__main__":
