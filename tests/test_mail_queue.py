@@ -158,3 +158,34 @@ def test_the_sixth_failure_gives_up_with_one_logged_line(settings, caplog):
             "attempts: Connection unexpectedly closed",
         )
     ]
+
+
+class StoppedRelay(LocmemBackend):
+    """The worker is told to stop at once while the relay talks (the signal
+    handler of django-tasks-db's worker raises SystemExit)."""
+
+    def send_messages(self, messages):
+        raise SystemExit(1)
+
+
+@pytest.mark.django_db
+def test_a_worker_stopped_mid_send_queues_the_message_again(settings):
+    settings.MAILERS = QUEUED | {
+        "relay": {"BACKEND": "tests.test_mail_queue.StoppedRelay"}
+    }
+    message = {
+        "subject": "S",
+        "body": "B",
+        "from_email": "f@example.com",
+        "to": ["t@example.com"],
+        "cc": [],
+        "bcc": [],
+        "reply_to": [],
+        "headers": {},
+        "alternatives": [],
+    }
+
+    with pytest.raises(SystemExit):
+        deliver.call(message, 2)
+
+    assert deliveries() == [("READY", 2)]

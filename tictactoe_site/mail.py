@@ -79,6 +79,12 @@ def deliver(message: dict, attempt: int = 1) -> str:
     try:
         with mailers[RELAY] as relay:
             relay.send_messages([from_json(message)])
+    except (SystemExit, KeyboardInterrupt):
+        # The worker is told to stop at once (a second SIGTERM, Ctrl-C) in the
+        # middle of this send: queue the same attempt again before it goes, or
+        # the message would end as a failed task and never be sent.
+        deliver.enqueue(message, attempt)
+        raise
     except (smtplib.SMTPException, OSError) as exc:
         recipients = ", ".join(message["to"] + message["cc"] + message["bcc"])
         if attempt >= ATTEMPTS:
