@@ -9,9 +9,9 @@ of its per-round ratio to gunicorn's sync workers. The rounds interleave, so eac
 ratio compares runs made under the same machine load.
 
   gunicorn sync      gunicorn, 2 sync workers (Django's WSGI handler, no adapter)
-  bridge inline      tictactoe_site.serve as `make serve` runs it (uvicorn; each
-                     page on the event loop: WEB_THREADS=0)
-  bridge 4 threads   the same with pages in 4 threads per process (WEB_THREADS=4)
+  bridge 4 threads   tictactoe_site.serve as `make serve` runs it (uvicorn; pages
+                     in 4 threads per process: WEB_THREADS=4)
+  bridge 1 thread    the same with one page thread per process (WEB_THREADS=1)
   granian wsgi       granian's WSGI interface, 2 workers
   a2wsgi uvicorn     uvicorn + a2wsgi.WSGIMiddleware, 2 workers
 """
@@ -48,8 +48,8 @@ def servers(port: int) -> dict[str, tuple[list[str], dict]]:
     serve_env = {"WEB_CONCURRENCY": "2", "HOST": "127.0.0.1", "PORT": str(port)}
     return {
         "gunicorn sync": (floor_server_command(port), {}),
-        "bridge inline": (serve, serve_env | {"WEB_THREADS": "0"}),
         "bridge 4 threads": (serve, serve_env | {"WEB_THREADS": "4"}),
+        "bridge 1 thread": (serve, serve_env | {"WEB_THREADS": "1"}),
         "granian wsgi": (
             [
                 str(BIN / "granian"),
