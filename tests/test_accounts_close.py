@@ -21,8 +21,6 @@ WRONG_PASSWORD = "That is not your current password."
 User = get_user_model()
 
 
-
-
 def close(client, password=PASSWORD):
     return client.post("/accounts/close/", {"password": password})
 

@@ -317,6 +317,8 @@ ACCOUNT_LOGOUT_ON_GET = False
 ACCOUNT_LOGIN_ON_PASSWORD_RESET = False
 ACCOUNT_EMAIL_SUBJECT_PREFIX = "[tictactoe] "
 ACCOUNT_SIGNUP_FORM_HONEYPOT_FIELD = None
+# Sessions last as long as Django's SESSION_COOKIE_AGE: no "Remember me" box.
+ACCOUNT_SESSION_REMEMBER = True
 # Limits: after LOGIN_FAILURE_LIMIT failed logins (or password checks) for one
 # username, or from one client address, logging in answers 429 for
 # LOGIN_COOLOFF_MINUTES; a success does not clear the count (it would let an
