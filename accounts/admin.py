@@ -2,6 +2,7 @@
 which accounts are closed (a closed account is an inactive user:
 accounts.services). Email addresses are allauth's admin (account/emailaddress)."""
 
+from allauth.account.decorators import secure_admin_login
 from django.contrib import admin
 from django.contrib.auth import get_user_model
 from django.contrib.auth.admin import UserAdmin
@@ -58,3 +59,8 @@ class PlayerAdmin(UserAdmin):
             streak,
             reverse("player_detail", args=[obj.get_username()]),
         )
+
+
+# The admin's own login form would count no failed login: it sends visitors to
+# the site's login page instead, which the limits cover (allauth's decorator).
+admin.site.login = secure_admin_login(admin.site.login)
