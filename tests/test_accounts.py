@@ -402,6 +402,16 @@ def test_changing_the_address_asks_for_the_password_first(client_for, alice):
     assert mail.outbox == []
 
 
+def test_the_password_is_the_only_way_to_confirm_it_is_you(client_for, alice):
+    """Regression: with an address, allauth offered a code by email too, on a
+    route this site does not have (a 500)."""
+    confirmed(alice, "alice@example.com")
+    response = client_for(alice).get("/accounts/reauthenticate/")
+    assert response.status_code == 200
+    assert 'name="password"' in response.text
+    assert mail.outbox == []
+
+
 def test_adding_confirming_changing_and_removing_the_address(client_for, alice):
     client = reauthenticated(client_for(alice))
     response = client.post(

@@ -313,6 +313,7 @@ ACCOUNT_CHANGE_EMAIL = True
 # Changing the address asks for the password again (accounts.adapter counts a
 # wrong one as a failed login); so do the password change and closing.
 ACCOUNT_REAUTHENTICATION_REQUIRED = True
+ACCOUNT_REAUTHENTICATION_METHODS = ["password"]
 ACCOUNT_LOGOUT_ON_GET = False
 ACCOUNT_LOGIN_ON_PASSWORD_RESET = False
 ACCOUNT_EMAIL_SUBJECT_PREFIX = "[tictactoe] "
