@@ -2,6 +2,8 @@
 limits, the password check of sensitive actions counted like a login, and no
 confirmation link for an address someone else has confirmed."""
 
+import logging
+
 from allauth.account.adapter import DefaultAccountAdapter
 from allauth.account.models import EmailAddress
 from django import forms
@@ -9,6 +11,8 @@ from django.conf import settings
 from django.core.exceptions import PermissionDenied
 
 from .client import client_ip
+
+logger = logging.getLogger(__name__)
 
 
 def pause_text(what: str) -> str:
@@ -49,6 +53,15 @@ class AccountAdapter(DefaultAccountAdapter):
             self.request, username=user.get_username(), password=password
         )
         return confirmed is not None and confirmed.pk == user.pk
+
+    def send_mail(self, template_prefix: str, email: str, context: dict) -> None:
+        """Through Django's mail API; a mail server that fails is logged, and
+        the page is the same as when it works (no one learns from an error
+        which mails go out)."""
+        try:
+            super().send_mail(template_prefix, email, context)
+        except OSError as error:  # smtplib's errors and refused connections
+            logger.warning("Could not send %s: %r", template_prefix, error)
 
     def send_confirmation_mail(self, request, emailconfirmation, signup: bool) -> None:
         """A confirmation link, unless another account has confirmed the address:
