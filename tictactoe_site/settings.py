@@ -4,7 +4,6 @@ See README.md ("Configuration") for every variable.
 """
 
 import os
-from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
