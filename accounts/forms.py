@@ -18,6 +18,13 @@ def check_password(user, password: str) -> None:
         raise forms.ValidationError(WRONG_PASSWORD, code="incorrect_password")
 
 
+class LoginForm(allauth_forms.LoginForm):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        # The page is for logging in: the cursor starts in the username.
+        self.fields["login"].widget.attrs["autofocus"] = True
+
+
 class UsernameJustTaken(Exception):
     """A sign-up lost the race for its username (the form has the error)."""
 

@@ -298,6 +298,7 @@ CSRF_FAILURE_VIEW = "games.errors.csrf_failure"
 # case (an index on LOWER(username), accounts migration 0001).
 ACCOUNT_ADAPTER = "accounts.adapter.AccountAdapter"
 ACCOUNT_FORMS = {
+    "login": "accounts.forms.LoginForm",
     "signup": "accounts.forms.SignupForm",
     "change_password": "accounts.forms.ChangePasswordForm",
     "reset_password": "accounts.forms.ResetPasswordForm",
