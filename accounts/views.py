@@ -19,6 +19,14 @@ from .forms import CloseAccountForm, UsernameJustTaken
 account_methods = allow_methods("GET", "POST", hint="Use the form on the page.")
 
 
+def refused_status(form) -> int:
+    """429 when the form was refused because logins are paused, else 400."""
+    codes = {
+        error.code for errors in form.errors.as_data().values() for error in errors
+    }
+    return 429 if "too_many_login_attempts" in codes else 400
+
+
 def refusal_status(view):
     """A refused form is re-rendered with status 400, or 429 when logins are
     paused; so is a password-reset link that is expired, used or broken."""
@@ -33,12 +41,7 @@ def refusal_status(view):
         if context.get("token_fail"):
             response.status_code = 400
         elif request.method == "POST" and form is not None and form.errors:
-            codes = {
-                error.code
-                for errors in form.errors.as_data().values()
-                for error in errors
-            }
-            response.status_code = 429 if "too_many_login_attempts" in codes else 400
+            response.status_code = refused_status(form)
         return response
 
     return wrapper
@@ -75,8 +78,7 @@ def close_account(request):
             # The home page (which sends a visitor on to the login page): a
             # redirect straight to the login page reads as "log in first".
             return redirect("lobby")
-        codes = {error.code for error in form.errors.as_data().get("password", [])}
-        status = 429 if "too_many_login_attempts" in codes else 400
+        status = refused_status(form)
     else:
         status = 200
     return render(request, "account/close.html", {"form": form}, status=status)
