@@ -29,7 +29,8 @@ def refused_status(form) -> int:
 
 def refusal_status(view):
     """A refused form is re-rendered with status 400, or 429 when logins are
-    paused; so is a password-reset link that is expired, used or broken."""
+    paused; a password-reset or confirmation link that is expired, used or
+    broken is a 400 page."""
 
     @wraps(view)
     def wrapper(request, *args, **kwargs):
@@ -38,7 +39,9 @@ def refusal_status(view):
             return response
         context = response.context_data or {}
         form = context.get("form")
-        if context.get("token_fail"):
+        if context.get("token_fail") or (
+            "confirmation" in context and context["confirmation"] is None
+        ):
             response.status_code = 400
         elif request.method == "POST" and form is not None and form.errors:
             response.status_code = refused_status(form)

@@ -439,6 +439,12 @@ def test_adding_confirming_changing_and_removing_the_address(client_for, alice):
     assert logged_in_as(client) == "alice"
 
 
+def test_a_broken_confirmation_link_is_a_readable_400(client_for, alice):
+    response = client_for(alice).get("/accounts/confirm-email/MQ:nonsense/")
+    assert response.status_code == 400
+    assert "This confirmation link has expired or is not valid." in response.text
+
+
 def test_changing_to_a_confirmed_address_of_another_account(client_for, alice, bob):
     """The same answer as for a free address; its owner gets the notice, and
     the address can never be confirmed for alice."""
