@@ -276,6 +276,21 @@ def test_the_counts_are_shared_through_the_database(settings, make_user):
         assert cursor.fetchone()[0] >= 2  # per username and per client address
 
 
+def test_confirmation_mails_for_one_address_are_limited(settings, db):
+    """Past the limit, sign-ups with the address still go ahead and answer the
+    same; no more mail goes to it (the links already sent still work)."""
+    for n in range(settings.PASSWORD_RESET_LIMIT + 2):
+        response = signup(f"user{n}", "dora@example.com", REMOTE_ADDR=f"192.0.2.{n}")
+        assert response.status_code == 302
+    assert len(outbox_to("dora@example.com")) == settings.PASSWORD_RESET_LIMIT
+
+
+def test_confirmation_mails_from_one_client_are_limited(settings, db):
+    for n in range(settings.PASSWORD_RESET_LIMIT + 2):
+        assert signup(f"user{n}", f"user{n}@example.com").status_code == 302
+    assert len(mail.outbox) == settings.PASSWORD_RESET_LIMIT
+
+
 def test_wrong_current_passwords_count_as_failed_logins(settings, client_for, alice):
     """A stolen session cannot guess the password without limit: the checks of
     the password change, re-authentication and closing count like logins."""
