@@ -4,23 +4,14 @@ change it, so no admin form can store an impossible game. Deleting is allowed.""
 import csv
 import json
 
-from axes.admin import AccessAttemptAdmin
-from axes.models import AccessAttempt
 from django.contrib import admin
 from django.contrib.admin.options import IncorrectLookupParameters
 from django.contrib.admin.views.main import ChangeList
-from django.contrib.auth import get_user_model
-from django.contrib.auth.admin import UserAdmin
 from django.http import HttpResponse
 from django.template.loader import render_to_string
-from django.urls import reverse
-from django.utils.html import format_html
 
-from . import presentation, records, services
-from .forms import PlayerChangeForm
+from . import presentation, services
 from .models import Game, Move
-
-User = get_user_model()
 
 
 class BoundedDateChangeList(ChangeList):
@@ -38,13 +29,6 @@ class BoundedDateChangeList(ChangeList):
 class BoundedDateHierarchy:
     def get_changelist(self, request, **kwargs):
         return BoundedDateChangeList
-
-
-# Staff see (and may delete, to unlock someone) the failed logins django-axes
-# counts; registered here (AXES_ENABLE_ADMIN is off) to get the bounded dates.
-@admin.register(AccessAttempt)
-class LoginAttemptAdmin(BoundedDateHierarchy, AccessAttemptAdmin):
-    pass
 
 
 class MoveInline(admin.TabularInline):
@@ -167,55 +151,3 @@ class GameAdmin(BoundedDateHierarchy, admin.ModelAdmin):
                     ]
                 )
         return response
-
-
-admin.site.unregister(User)
-
-
-class ClosedAccountFilter(admin.SimpleListFilter):
-    title = "account"
-    parameter_name = "account"
-
-    def lookups(self, request, model_admin):
-        return [("open", "Open"), ("closed", "Closed")]
-
-    def queryset(self, request, queryset):
-        if self.value() == "closed":
-            return queryset.filter(is_active=False)
-        if self.value() == "open":
-            return queryset.filter(is_active=True)
-        return queryset
-
-
-@admin.register(User)
-class PlayerAdmin(UserAdmin):
-    """The stock user admin plus the player's game record (read-only), and which
-    accounts are closed (a closed account is an inactive user: games.services)."""
-
-    form = PlayerChangeForm
-    readonly_fields = [*UserAdmin.readonly_fields, "games_record"]
-    fieldsets = [*UserAdmin.fieldsets, ("Games", {"fields": ["games_record"]})]
-    list_display = [*UserAdmin.list_display, "account_closed"]
-    list_filter = [ClosedAccountFilter, *UserAdmin.list_filter]
-
-    @admin.display(description="Closed", boolean=True, ordering="is_active")
-    def account_closed(self, obj) -> bool:
-        return not obj.is_active
-
-    @admin.display(description="Record")
-    def games_record(self, obj) -> str:
-        if obj.pk is None:
-            return "-"
-        total = records.record_of(obj).total
-        streak = presentation.streak_text(records.streak_of(obj))
-        return format_html(
-            "{} played: {} won, {} lost ({} by forfeit), {} drawn. "
-            'Current streak: {}. <a href="{}">Player page</a>',
-            total.played,
-            total.wins,
-            total.all_losses,
-            total.forfeits,
-            total.draws,
-            streak,
-            reverse("player_detail", args=[obj.get_username()]),
-        )

@@ -698,29 +698,3 @@ class PlayerRecord(models.Model):
 
     def __str__(self) -> str:
         return f"Record of {self.player_id}"
-
-
-# -- accounts ------------------------------------------------------------------
-
-
-class PasswordResetRequest(models.Model):
-    """One password-reset request, kept for the throttle window only
-    (games.throttle): counted per client address and per email address."""
-
-    client_ip = models.GenericIPAddressField(null=True, blank=True)
-    # An HMAC of the address asked for, not the address: nobody's email is
-    # stored for a request, and unknown addresses count the same as known ones.
-    address_key = models.CharField(max_length=64)
-    requested_at = models.DateTimeField(auto_now_add=True)
-
-    class Meta:
-        indexes = [
-            models.Index(fields=["client_ip", "requested_at"], name="reset_by_ip"),
-            models.Index(
-                fields=["address_key", "requested_at"], name="reset_by_address"
-            ),
-            models.Index(fields=["requested_at"], name="reset_requested_at"),
-        ]
-
-    def __str__(self) -> str:
-        return f"Password reset request {self.pk}"

@@ -1,54 +1,11 @@
-from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from . import accounts, views
-from .http import allow_methods
-
-# Django's LogoutView is POST-only already; this gives its 405 a readable page.
-logout_view = allow_methods("POST", hint="Use the Log out button at the top.")(
-    auth_views.LogoutView.as_view()
-)
+from . import views
 
 urlpatterns = [
     path("", views.lobby, name="lobby"),
     path("lobby/live/", views.lobby_live, name="lobby_live"),
     path("lobby/events/", views.live_stream_unavailable, name="lobby_events"),
-    # Accounts (games.accounts)
-    path("accounts/signup/", accounts.signup, name="signup"),
-    path(
-        "accounts/login/",
-        auth_views.LoginView.as_view(redirect_authenticated_user=True),
-        name="login",
-    ),
-    path("accounts/logout/", logout_view, name="logout"),
-    path(
-        "accounts/password_change/",
-        accounts.password_change,
-        name="password_change",
-    ),
-    path(
-        "accounts/password_change/done/",
-        accounts.password_change_done,
-        name="password_change_done",
-    ),
-    path("accounts/password_reset/", accounts.password_reset, name="password_reset"),
-    path(
-        "accounts/password_reset/done/",
-        accounts.password_reset_done,
-        name="password_reset_done",
-    ),
-    path(
-        "accounts/reset/<uidb64>/<token>/",
-        accounts.password_reset_confirm,
-        name="password_reset_confirm",
-    ),
-    path(
-        "accounts/reset/done/",
-        accounts.password_reset_complete,
-        name="password_reset_complete",
-    ),
-    path("accounts/email/", accounts.email, name="account_email"),
-    path("accounts/close/", accounts.close_account, name="close_account"),
     path("games/new/", views.new_game, name="new_game"),
     path("games/archive/", views.archive, name="archive"),
     path("players/<str:username>/", views.player_detail, name="player_detail"),

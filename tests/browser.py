@@ -27,6 +27,9 @@ class Browser:
         self.port = port
         self.https = https
         self.cookies: dict[str, str] = {}
+        # Sent as X-Forwarded-For: the client address a trusted proxy saw
+        # (DJANGO_TRUSTED_PROXY_COUNT=1), for tests of per-client limits.
+        self.forwarded_for: str | None = None
         if session_key:
             self.cookies["sessionid"] = session_key
         self._lock = threading.Lock()
@@ -35,6 +38,8 @@ class Browser:
         headers = {}
         if self.https:
             headers["X-Forwarded-Proto"] = "https"
+        if self.forwarded_for:
+            headers["X-Forwarded-For"] = self.forwarded_for
         with self._lock:
             if self.cookies:
                 headers["Cookie"] = "; ".join(

@@ -9,6 +9,7 @@ test session prints at the end (tests/conftest.py, pytest_terminal_summary).
 
 from dataclasses import dataclass
 
+from allauth.account.models import EmailAddress
 from django.contrib.auth import get_user_model
 from django.test import Client
 
@@ -32,9 +33,11 @@ TALLY = Tally()
 
 
 def stored_state() -> tuple[list, ...]:
-    """Games, moves, series and accounts: what no turned-down request may touch."""
+    """Games, moves, series and accounts (with their email addresses): what no
+    turned-down request may touch."""
     accounts = list(get_user_model().objects.order_by("pk").values())
-    return (*snapshot_tables(), accounts)
+    addresses = list(EmailAddress.objects.order_by("pk").values())
+    return (*snapshot_tables(), accounts, addresses)
 
 
 def is_login_redirect(response) -> bool:

@@ -1,8 +1,11 @@
-"""Simultaneous sign-ups for one email address against the production server
-(several worker processes, the current pass's database): the form check alone
-would let more than one through; the unique index on LOWER(email) (migration
-0005_accounts) lets exactly one, and every other one gets the form's 400, never
-a 500."""
+"""Simultaneous sign-ups against the production server (several worker
+processes, the current pass's database).
+
+One name in different casings: the form's check alone would let more than one
+through; the unique index on LOWER(username) (accounts migration 0001) lets
+exactly one, and every other one gets the form's 400, never a 500. One email
+address: every sign-up goes ahead (nothing may tell that an address is taken),
+each account holding it unconfirmed."""
 
 import json
 import threading
@@ -14,7 +17,10 @@ from .served import serving
 
 RACERS = 8
 BARRIER_TIMEOUT = 60  # seconds a racer waits for the others before failing
-EMAIL_TAKEN = "Another account already uses this email address."
+NAME_REFUSALS = (
+    "A user with that username already exists.",
+    "That username was just taken: choose another.",
+)
 
 
 @pytest.fixture(scope="module")
@@ -24,21 +30,17 @@ def server(tmp_path_factory):
         yield app
 
 
-def test_simultaneous_sign_ups_with_one_address_make_one_account(server):
+def race(server, fields_of) -> list:
+    """RACERS sign-ups at once, each from its own client address; the answers."""
     browsers = [server.browser() for _ in range(RACERS)]
-    for browser in browsers:
+    for index, browser in enumerate(browsers):
+        browser.forwarded_for = f"192.0.2.{index + 1}"
         assert browser.get("/accounts/signup/").status == 200  # the CSRF cookie
     barrier = threading.Barrier(RACERS, timeout=BARRIER_TIMEOUT)
     responses = [None] * RACERS
 
     def sign_up(index: int) -> None:
-        fields = {
-            "username": f"racer{index}",
-            # The same address, in other cases.
-            "email": "Same@Example.com" if index % 2 else "same@example.COM",
-            "password1": PASSWORD,
-            "password2": PASSWORD,
-        }
+        fields = {"password1": PASSWORD, "password2": PASSWORD} | fields_of(index)
         barrier.wait()
         responses[index] = browsers[index].post("/accounts/signup/", fields)
 
@@ -47,26 +49,54 @@ def test_simultaneous_sign_ups_with_one_address_make_one_account(server):
         thread.start()
     for thread in threads:
         thread.join(timeout=120)
-    statuses = sorted(response.status for response in responses)
-    assert statuses == [302] + [400] * (RACERS - 1)
-    for response in responses:
-        if response.status == 400:
-            assert EMAIL_TAKEN in response.text
+    return responses
 
+
+def stored(server, query: str) -> list:
     result = server.manage(
         "shell",
         "-v",
         "0",
         "-c",
         "import json; from django.contrib.auth import get_user_model; "
-        "print(json.dumps(list(get_user_model().objects.values_list("
-        "'username', 'email'))))",
+        "from allauth.account.models import EmailAddress; "
+        f"print(json.dumps(list({query})))",
     )
     assert result.returncode == 0, result.stderr
-    (account,) = json.loads(result.stdout.strip().splitlines()[-1])
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def test_simultaneous_sign_ups_of_one_name_in_any_case_make_one_account(server):
+    casings = ["Alice", "alice", "ALICE", "aLiCe"]
+    responses = race(server, lambda i: {"username": casings[i % len(casings)]})
+    statuses = sorted(response.status for response in responses)
+    assert statuses == [302] + [400] * (RACERS - 1)
+    for response in responses:
+        if response.status == 400:
+            assert any(refusal in response.text for refusal in NAME_REFUSALS)
     winner = next(i for i, r in enumerate(responses) if r.status == 302)
-    assert account == [
-        f"racer{winner}",
-        "Same@example.com" if winner % 2 else "same@example.com",
-    ]
+    names = stored(
+        server,
+        "get_user_model().objects.filter(username__iexact='alice')"
+        ".values_list('username', flat=True)",
+    )
+    assert names == [casings[winner % len(casings)]]
+    assert "Traceback" not in server.log()
+
+
+def test_simultaneous_sign_ups_with_one_address_all_go_ahead(server):
+    responses = race(
+        server,
+        lambda i: {
+            "username": f"racer{i}",
+            "email": "Same@Example.com" if i % 2 else "same@example.COM",
+        },
+    )
+    assert [response.status for response in responses] == [302] * RACERS
+    addresses = stored(
+        server,
+        "EmailAddress.objects.order_by('user__username')"
+        ".values_list('user__username', 'email', 'verified')",
+    )
+    assert addresses == [[f"racer{i}", "same@example.com", False] for i in range(8)]
     assert "Traceback" not in server.log()

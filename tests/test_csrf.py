@@ -37,7 +37,6 @@ ROUTES = [
     Route("logout", "alice", "/", "nothing"),
     Route("login", None, "/accounts/login/", "nothing"),
     Route("signup", None, "/accounts/signup/", "nothing"),
-    Route("admin login", None, "/admin/login/", "nothing"),
     Route("admin delete", "root", "/admin/", "game"),
     Route("admin action", "root", "/admin/", "game"),
 ]
@@ -63,14 +62,10 @@ def _prepare(route: Route, users: dict) -> tuple[str, dict]:
         "join": (f"/games/{game_id}/join/", {}),
         "rematch": (f"/games/{game_id}/rematch/", {}),
         "logout": ("/accounts/logout/", {}),
-        "login": ("/accounts/login/", {"username": "alice", "password": PASSWORD}),
+        "login": ("/accounts/login/", {"login": "alice", "password": PASSWORD}),
         "signup": (
             "/accounts/signup/",
             {"username": "newcomer", "password1": PASSWORD, "password2": PASSWORD},
-        ),
-        "admin login": (
-            "/admin/login/",
-            {"username": "root", "password": PASSWORD, "next": "/admin/"},
         ),
         "admin delete": (f"/admin/games/game/{game_id}/delete/", {"post": "yes"}),
         "admin action": (
@@ -176,7 +171,7 @@ def test_logging_in_rotates_the_csrf_token(alice):
     cookie_before = client.cookies["csrftoken"].value
     response = client.post(
         "/accounts/login/",
-        {"username": "alice", "password": PASSWORD, "csrfmiddlewaretoken": token},
+        {"login": "alice", "password": PASSWORD, "csrfmiddlewaretoken": token},
     )
     assert response.status_code == 302
     assert client.cookies["csrftoken"].value != cookie_before
@@ -196,7 +191,7 @@ def test_a_forged_login_form_cannot_log_a_victim_in_as_the_attacker(alice, bob):
         "POST",
         "/accounts/login/",
         {
-            "username": "bob",
+            "login": "bob",
             "password": PASSWORD,
             "csrfmiddlewaretoken": attacker_token,
         },
@@ -226,13 +221,13 @@ NEW_PASSWORD = "another-long-password-77"
 
 def _reset_form_path(client: Client, user) -> str:
     """Where the emailed link for `user` leads: the set-password form."""
-    from django.contrib.auth.tokens import default_token_generator
-    from django.utils.encoding import force_bytes
-    from django.utils.http import urlsafe_base64_encode
+    from allauth.account.forms import default_token_generator
+    from allauth.account.utils import user_pk_to_url_str
 
-    uid = urlsafe_base64_encode(force_bytes(user.pk))
     token = default_token_generator.make_token(user)
-    response = client.get(f"/accounts/reset/{uid}/{token}/")
+    response = client.get(
+        f"/accounts/password/reset/key/{user_pk_to_url_str(user)}-{token}/"
+    )
     assert response.status_code == 302
     return response["Location"]
 
@@ -241,24 +236,29 @@ ACCOUNT_ROUTES = {
     # name: (actor, path, data)
     "password change": (
         "alice",
-        "/accounts/password_change/",
+        "/accounts/password/change/",
         {
-            "old_password": PASSWORD,
-            "new_password1": NEW_PASSWORD,
-            "new_password2": NEW_PASSWORD,
+            "oldpassword": PASSWORD,
+            "password1": NEW_PASSWORD,
+            "password2": NEW_PASSWORD,
         },
     ),
+    "reauthenticate": ("alice", "/accounts/reauthenticate/", {"password": PASSWORD}),
     "email": (
         "alice",
         "/accounts/email/",
-        {"email": "new@example.com", "password": PASSWORD},
+        {"email": "new@example.com", "action_add": ""},
     ),
     "close": ("alice", "/accounts/close/", {"password": PASSWORD}),
-    "password reset": (None, "/accounts/password_reset/", {"email": "a@example.com"}),
+    "password reset": (
+        None,
+        "/accounts/password/reset/",
+        {"email": "a@example.com"},
+    ),
     "set password": (
         None,
         None,  # the emailed link's form, see _reset_form_path
-        {"new_password1": NEW_PASSWORD, "new_password2": NEW_PASSWORD},
+        {"password1": NEW_PASSWORD, "password2": NEW_PASSWORD},
     ),
 }
 
@@ -268,21 +268,39 @@ def _account_request(users, name) -> tuple[Client, str]:
     client = Client(enforce_csrf_checks=True)
     if actor:
         client.force_login(users[actor])
+    if name == "email":  # it asks for the password first
+        token = _token(client, "/accounts/reauthenticate/")
+        client.post(
+            "/accounts/reauthenticate/",
+            {"password": PASSWORD, "csrfmiddlewaretoken": token},
+        )
     if path is None:
         path = _reset_form_path(client, users["alice"])
     return client, path
 
 
 def _alice_row():
+    from allauth.account.models import EmailAddress
     from django.contrib.auth import get_user_model
 
-    return get_user_model().objects.filter(username="alice").values().get()
+    alice = get_user_model().objects.filter(username="alice")
+    return (
+        alice.values().get(),
+        list(EmailAddress.objects.filter(user__in=alice).values()),
+    )
+
+
+def _confirmed_address(user):
+    from allauth.account.models import EmailAddress
+
+    EmailAddress.objects.create(
+        user=user, email="a@example.com", verified=True, primary=True
+    )
 
 
 @pytest.mark.parametrize("name", ACCOUNT_ROUTES)
 def test_account_post_without_a_valid_token_is_refused(users, name):
-    users["alice"].email = "a@example.com"
-    users["alice"].save()
+    _confirmed_address(users["alice"])
     client, path = _account_request(users, name)
     client.get(path)  # the form page: the CSRF cookie is set
     before = _alice_row()
@@ -294,8 +312,7 @@ def test_account_post_without_a_valid_token_is_refused(users, name):
 
 @pytest.mark.parametrize("name", ACCOUNT_ROUTES)
 def test_account_post_with_a_valid_token_works(users, name):
-    users["alice"].email = "a@example.com"
-    users["alice"].save()
+    _confirmed_address(users["alice"])
     client, path = _account_request(users, name)
     token = _token(client, path)
     before = _alice_row()
@@ -303,5 +320,7 @@ def test_account_post_with_a_valid_token_works(users, name):
         path, ACCOUNT_ROUTES[name][2] | {"csrfmiddlewaretoken": token}
     )
     assert response.status_code == 302
-    if name != "password reset":  # that one only sends an email
+    if name in ("password reset", "reauthenticate"):
+        assert _alice_row() == before  # an email; a mark in the session
+    else:
         assert _alice_row() != before

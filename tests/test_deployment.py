@@ -64,9 +64,7 @@ def test_every_page_sends_the_security_headers(client):
 def test_session_and_csrf_cookies_are_httponly_and_samesite(client, alice):
     csrf = client.get("/accounts/login/").cookies["csrftoken"]
     assert csrf["samesite"] == "Lax"
-    response = client.post(
-        "/accounts/login/", {"username": "alice", "password": PASSWORD}
-    )
+    response = client.post("/accounts/login/", {"login": "alice", "password": PASSWORD})
     assert response.status_code == 302
     session = response.cookies["sessionid"]
     assert session["httponly"] is True
@@ -92,7 +90,7 @@ def test_behind_a_tls_proxy_https_gets_hsts_and_secure_cookies(client, alice):
     )
     assert response.cookies["csrftoken"]["secure"] is True
     login = client.post(
-        "/accounts/login/", {"username": "alice", "password": PASSWORD}, **https
+        "/accounts/login/", {"login": "alice", "password": PASSWORD}, **https
     )
     assert login.status_code == 302
     assert login.cookies["sessionid"]["secure"] is True

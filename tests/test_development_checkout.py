@@ -20,6 +20,7 @@ PROJECT_FILES = [
     "pyproject.toml",
     "requirements.lock",
     "tictactoe_site",
+    "accounts",
     "games",
     "templates",
     "static",

@@ -502,7 +502,7 @@ def test_streams_refuse_a_session_a_page_would_refuse(
     change(carol)
     page = client.get(reverse("game_detail", args=[game.pk]))
     assert page.status_code == 302
-    assert page["Location"].startswith(reverse("login"))
+    assert page["Location"].startswith(reverse("account_login"))
 
     status, _, body = run(_answer(path.format(id=game.pk), cookie=cookie))
     assert (status, body.decode()) == (403, message)
@@ -599,7 +599,7 @@ def test_live_partial_status_codes(game, bob, client, client_for):
     url = reverse("game_live", args=[game.pk])
     response = client.get(url)
     assert response.status_code == 302
-    assert response["Location"] == f"{reverse('login')}?next={url}"
+    assert response["Location"] == f"{reverse('account_login')}?next={url}"
     assert client_for(bob).get(reverse("game_live", args=[999999])).status_code == 404
     response = client_for(bob).post(url)
     assert response.status_code == 405

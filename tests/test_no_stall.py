@@ -21,16 +21,19 @@ from .served import serving
 from .smtp_sink import SmtpSink
 
 # The account routes and their fields (one place: the account pages may move).
-LOGIN_URL, LOGIN_FIELDS = "/accounts/login/", ("username", "password")
-RESET_URL, RESET_FIELD = "/accounts/password_reset/", "email"
+LOGIN_URL, LOGIN_FIELDS = "/accounts/login/", ("login", "password")
+RESET_URL, RESET_FIELD = "/accounts/password/reset/", "email"
 
 EVENT_WITHIN = 0.100  # seconds from the move's POST to its event on the stream
 DEADLINE = 30  # seconds: the waits below end on events, this only bounds them
 CAROL_PASSWORD = "carol-has-a-long-password-7"
 CREATE_CAROL = (
+    "from allauth.account.models import EmailAddress\n"
     "from django.contrib.auth import get_user_model\n"
-    "get_user_model().objects.create_user('carol', 'carol@example.com', "
+    "carol = get_user_model().objects.create_user('carol', 'carol@example.com', "
     f"{CAROL_PASSWORD!r})\n"
+    "EmailAddress.objects.create(user=carol, email='carol@example.com', "
+    "verified=True, primary=True)\n"
 )
 
 

@@ -16,7 +16,7 @@ MAKEFILE = (ROOT / "Makefile").read_text()
 SHELL_BLOCK = re.compile(r"```(?:sh|bash|console)\n(.*?)```", re.DOTALL)
 # A path of this project in backticks: `games/rules.py`, `tests/e2e/`, `.ci/run`.
 PROJECT_PATH = re.compile(
-    r"`((?:games|tictactoe_site|templates|static|tests|docs|\.ci)/[\w./-]*)`"
+    r"`((?:accounts|games|tictactoe_site|templates|static|tests|docs|\.ci)/[\w./-]*)`"
 )
 
 

@@ -59,7 +59,7 @@ def sign_up(server, username: str):
 def log_in(server, username: str, password: str):
     browser = server.browser()
     assert browser.get("/accounts/login/").status == 200
-    fields = {"username": username, "password": password}
+    fields = {"login": username, "password": password}
     assert browser.post("/accounts/login/", fields).status == 302
     return browser
 
@@ -98,11 +98,11 @@ def test_a_password_change_in_one_process_ends_the_other_sessions_there(
         assert lobby_status(elsewhere) == (200, "")
     with only(first, workers):
         fields = {
-            "old_password": PASSWORD,
-            "new_password1": NEW_PASSWORD,
-            "new_password2": NEW_PASSWORD,
+            "oldpassword": PASSWORD,
+            "password1": NEW_PASSWORD,
+            "password2": NEW_PASSWORD,
         }
-        assert here.post("/accounts/password_change/", fields).status == 302
+        assert here.post("/accounts/password/change/", fields).status == 302
     with only(second, workers):
         assert lobby_status(elsewhere) == LOGGED_OUT
         assert lobby_status(here) == (200, "")  # the session that changed it stays

@@ -4,7 +4,6 @@ See README.md ("Configuration") for every variable.
 """
 
 import os
-from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
@@ -69,8 +68,10 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
-    "axes",
+    "allauth",
+    "allauth.account",
     "django_tasks_db",
+    "accounts",
     "games",
 ]
 
@@ -85,8 +86,7 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
     "games.middleware.reject_nul_bytes",
-    # Last, as django-axes requires: turns a lockout into the 429 page.
-    "axes.middleware.AxesMiddleware",
+    "allauth.account.middleware.AccountMiddleware",
 ]
 
 ROOT_URLCONF = "tictactoe_site.urls"
@@ -217,16 +217,16 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 
-# django-axes checks for a lockout before the usual backend authenticates. It needs
-# the request: tests log in with Client.force_login(), not Client.login().
+# allauth's backend logs in by username in any casing (accounts/); ModelBackend
+# stays for the sessions it started and for the admin.
 AUTHENTICATION_BACKENDS = [
-    "axes.backends.AxesStandaloneBackend",
     "django.contrib.auth.backends.ModelBackend",
+    "allauth.account.auth_backends.AuthenticationBackend",
 ]
 
-LOGIN_URL = "login"
+LOGIN_URL = "account_login"
 LOGIN_REDIRECT_URL = "lobby"
-LOGOUT_REDIRECT_URL = "login"
+LOGOUT_REDIRECT_URL = "account_login"
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
@@ -317,27 +317,77 @@ GAMES_MAX_UNSTARTED_PER_OPPONENT = int(
 
 CSRF_FAILURE_VIEW = "games.errors.csrf_failure"
 
-# Brute force (django-axes): after LOGIN_FAILURE_LIMIT failed logins for one
-# username, or from one client address, logging in is refused with a 429 page for
-# LOGIN_COOLOFF_MINUTES. Other accounts and addresses are not affected. A success
-# does not reset the count: it would let an attacker clear an address's count by
-# logging in to an account of their own. 0 turns throttling off.
+# -- Accounts (django-allauth's account app; our own code in accounts/) ---------
+# Sign-up with a username and an optional email address; an address is used (for
+# password resets) only once its owner confirmed it, and is unique among confirmed
+# addresses in any case. No page, status, cookie or timing says whether an address
+# belongs to someone: a sign-up or change with a taken address goes ahead like any
+# other (the new address stays unconfirmed for good; its owner gets a notice
+# instead of a confirmation link, accounts.adapter). Usernames are unique in any
+# case (an index on LOWER(username), accounts migration 0001).
+ACCOUNT_ADAPTER = "accounts.adapter.AccountAdapter"
+ACCOUNT_FORMS = {
+    "login": "accounts.forms.LoginForm",
+    "signup": "accounts.forms.SignupForm",
+    "change_password": "accounts.forms.ChangePasswordForm",
+    "reset_password": "accounts.forms.ResetPasswordForm",
+}
+ACCOUNT_LOGIN_METHODS = {"username"}
+ACCOUNT_SIGNUP_FIELDS = ["username*", "email", "password1*", "password2*"]
+ACCOUNT_EMAIL_VERIFICATION = "optional"
+ACCOUNT_UNIQUE_EMAIL = True
+ACCOUNT_PREVENT_ENUMERATION = "strict"
+# One address per account: a new one replaces the old once confirmed.
+ACCOUNT_CHANGE_EMAIL = True
+# Changing the address asks for the password again (accounts.adapter counts a
+# wrong one as a failed login); so do the password change and closing.
+ACCOUNT_REAUTHENTICATION_REQUIRED = True
+ACCOUNT_REAUTHENTICATION_METHODS = ["password"]
+ACCOUNT_LOGOUT_ON_GET = False
+ACCOUNT_LOGIN_ON_PASSWORD_RESET = False
+ACCOUNT_EMAIL_SUBJECT_PREFIX = "[tictactoe] "
+ACCOUNT_SIGNUP_FORM_HONEYPOT_FIELD = None
+# Sessions last as long as Django's SESSION_COOKIE_AGE: no "Remember me" box.
+ACCOUNT_SESSION_REMEMBER = True
+# Limits: after LOGIN_FAILURE_LIMIT failed logins (or password checks) for one
+# username, or from one client address, logging in answers 429 for
+# LOGIN_COOLOFF_MINUTES; a success does not clear the count (it would let an
+# attacker clear an address's count with an account of their own). Reset requests
+# and confirmation mails: at most PASSWORD_RESET_LIMIT per email address and per
+# client address in the same time. Client addresses: accounts.client; IPv6 counts
+# per /64. 0 turns a limit off. The counts live in the database's cache table
+# (below): every process and host shares them, and a lock row makes each count
+# atomic.
 LOGIN_FAILURE_LIMIT = int(os.environ.get("DJANGO_LOGIN_FAILURE_LIMIT", "5"))
 LOGIN_COOLOFF_MINUTES = int(os.environ.get("DJANGO_LOGIN_COOLOFF_MINUTES", "15"))
+PASSWORD_RESET_LIMIT = int(os.environ.get("DJANGO_PASSWORD_RESET_LIMIT", "5"))
 # Reverse proxies in front of the app that append to X-Forwarded-For; the client
-# address is read from there instead of REMOTE_ADDR (games.throttle.client_ip).
+# address is read from there instead of REMOTE_ADDR (accounts.client.client_ip).
 TRUSTED_PROXY_COUNT = int(os.environ.get("DJANGO_TRUSTED_PROXY_COUNT", "0"))
-AXES_ENABLED = LOGIN_FAILURE_LIMIT > 0
-AXES_FAILURE_LIMIT = LOGIN_FAILURE_LIMIT
-AXES_COOLOFF_TIME = timedelta(minutes=LOGIN_COOLOFF_MINUTES)
-AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
-AXES_RESET_ON_SUCCESS = False
-AXES_CLIENT_IP_CALLABLE = "games.throttle.client_ip"
-AXES_USERNAME_CALLABLE = "games.throttle.username"
-AXES_LOCKOUT_CALLABLE = "games.throttle.locked_out"
-AXES_DISABLE_ACCESS_LOG = True
-AXES_ENABLE_ADMIN = False  # games.admin registers the attempts itself
-AXES_VERBOSE = False
+
+
+def _per_key_and_ip(limit: int) -> str | None:
+    window = f"{LOGIN_COOLOFF_MINUTES}m"
+    return f"{limit}/{window}/key,{limit}/{window}/ip" if limit > 0 else None
+
+
+ACCOUNT_RATE_LIMITS = {
+    "login_failed": _per_key_and_ip(LOGIN_FAILURE_LIMIT),
+    # allauth's cap on all login attempts from one address goes with them.
+    **({} if LOGIN_FAILURE_LIMIT > 0 else {"login": None}),
+    "reset_password": _per_key_and_ip(PASSWORD_RESET_LIMIT),
+    "confirm_email": _per_key_and_ip(PASSWORD_RESET_LIMIT),
+}
+ALLAUTH_RATE_LIMIT_IPV6_PREFIX = 64
+CACHES["default"] = {
+    "BACKEND": "django.core.cache.backends.db.DatabaseCache",
+    "LOCATION": "accounts_rate_limits",
+    # Expired counts are dropped past this many rows: high enough that nobody
+    # can evict live counts by filling the table.
+    "OPTIONS": {"MAX_ENTRIES": 100_000},
+}
+# -- end of accounts ------------------------------------------------------------
+
 
 # Email, as Django 6.1's MAILERS. "default", what the code sends with, only queues
 # the message for the background worker (tictactoe_site.mail): no request waits
@@ -371,9 +421,6 @@ SERVER_EMAIL = DEFAULT_FROM_EMAIL
 
 # A password-reset link works once, for this many seconds (default one hour).
 PASSWORD_RESET_TIMEOUT = int(os.environ.get("DJANGO_PASSWORD_RESET_TIMEOUT", "3600"))
-# Reset requests, throttled like logins: at most this many per email address and
-# per client address in LOGIN_COOLOFF_MINUTES; more get a 429 page. 0: no limit.
-PASSWORD_RESET_LIMIT = int(os.environ.get("DJANGO_PASSWORD_RESET_LIMIT", "5"))
 
 # Background work (email): Django's tasks framework, the database as the queue
 # (django-tasks-db), run by `python -m tictactoe_site.worker`.

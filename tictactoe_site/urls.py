@@ -6,6 +6,7 @@ from .health import healthz
 urlpatterns = [
     path("healthz", healthz, name="healthz"),
     path("admin/", admin.site.urls),
+    path("accounts/", include("accounts.urls")),
     path("", include("games.urls")),
 ]
 
@@ -13,3 +14,5 @@ handler400 = "games.errors.bad_request"
 handler403 = "games.errors.permission_denied"
 handler404 = "games.errors.not_found"
 handler500 = "games.errors.server_error"
+# allauth's limits answer with this page (allauth looks it up by this name).
+handler429 = "accounts.views.too_many_requests"

@@ -251,7 +251,7 @@ def log_in(base_url: str, username: str, password: str, token_page: str) -> Sess
     form = opener.open(base_url + "/accounts/login/").read().decode()
     data = urllib.parse.urlencode(
         {
-            "username": username,
+            "login": username,
             "password": password,
             "csrfmiddlewaretoken": TOKEN.search(form).group(1),
         }

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from django.conf import settings
+from django.core.cache import cache
 from django.test import Client
 from playwright.sync_api import Browser, Page, sync_playwright
 from playwright.sync_api import Error as PlaywrightError
@@ -141,3 +142,11 @@ def axe_source() -> str:
             "To run it: install Node.js with npm, then make test (it runs npm ci)",
         )
     return AXE_SCRIPT.read_text()
+
+
+@pytest.fixture(autouse=True)
+def fresh_login_limits(transactional_db):
+    """Every test starts with no counted logins or reset requests: they live in
+    the cache table, which the flush between live-server tests leaves alone
+    (and every browser comes from 127.0.0.1)."""
+    cache.clear()

@@ -20,7 +20,7 @@ class Player:
         page.goto("/accounts/signup/")
         page.get_by_label("Username").fill(self.username)
         page.get_by_label("Password:", exact=True).fill(self.password)
-        page.get_by_label("Password confirmation:").fill(self.password)
+        page.get_by_label("Password (again):").fill(self.password)
         page.get_by_role("button", name="Sign up").click()
         expect(page.get_by_role("heading", name="Lobby")).to_be_visible()
         expect(page.locator(".whoami")).to_have_text(f"Signed in as {self.username}")

@@ -11,7 +11,7 @@ import re
 from playwright.sync_api import Page, expect
 
 from games import services
-from tests.conftest import play_cells
+from tests.conftest import PASSWORD, play_cells
 
 BLOCKING = ("serious", "critical")
 
@@ -68,7 +68,7 @@ def test_no_serious_accessibility_violations(player, axe_source, artifacts):
     submit(
         visitor.page,
         "Sign up",
-        **{"Username:": "alice", "Password:": "123", "Password confirmation:": "4"},
+        **{"Username:": "alice", "Password:": "123", "Password (again):": "4"},
     )
     assert visitor.page.locator(".errorlist").count() >= 2
     check("signup with errors", visitor.page)
@@ -151,11 +151,13 @@ def test_the_audit_reports_a_known_violation(browser, axe_source):
 def test_account_pages_have_no_serious_accessibility_violations(
     player, axe_source, artifacts, settings, django_user_model
 ):
+    from allauth.account.models import EmailAddress
     from django.core import mail
 
-    django_user_model.objects.create_user(
-        username="dora", password="a-long-test-password-42", email="d@example.com"
+    dora = django_user_model.objects.create_user(
+        username="dora", password="a-long-test-password-42"
     )
+    EmailAddress.objects.create(user=dora, email="d@example.com", verified=True)
     visitor = player("visitor", account=False)
     alice = player("alice")
     report = {}
@@ -164,43 +166,59 @@ def test_account_pages_have_no_serious_accessibility_violations(
         report[name] = audit(page, axe_source)
 
     pages = [
-        ("/accounts/password_change/", "password change"),
-        ("/accounts/password_change/done/", "password changed"),
+        ("/accounts/password/change/", "password change"),
         ("/accounts/email/", "email"),
+        ("/accounts/reauthenticate/", "confirm it is you"),
         ("/accounts/close/", "close account"),
     ]
     for path, name in pages:
         alice.page.goto(path)
         check(name, alice.page)
-    alice.page.goto("/accounts/password_change/")
-    submit(alice.page, "Change password", **{"Old password:": "x"})
+    alice.page.goto("/accounts/password/change/")
+    submit(alice.page, "Change password", **{"Current Password:": "x"})
     check("password change with errors", alice.page)
+    alice.page.goto("/accounts/reauthenticate/")
+    submit(alice.page, "Confirm", **{"Password:": "x"})
+    check("confirm it is you with errors", alice.page)
+    submit(alice.page, "Confirm", **{"Password:": PASSWORD})
     alice.page.goto("/accounts/email/")
-    submit(alice.page, "Save the email address", **{"Email address:": "nope"})
+    submit(alice.page, "Add the address", **{"Email:": "nope"})
     check("email with errors", alice.page)
+    submit(alice.page, "Add the address", **{"Email:": "alice@example.com"})
+    check("email waiting for confirmation", alice.page)
+    link = re.search(
+        r"https?://[^/\s]+(/accounts/confirm-email/\S+/)", mail.outbox[0].body
+    )
+    alice.page.goto(link[1])
+    check("confirm the address", alice.page)
+    alice.page.goto("/accounts/confirm-email/MQ:nonsense/")
+    check("confirmation link not valid", alice.page)
     alice.page.goto("/accounts/close/")
     submit(alice.page, "Close my account", **{"Your current password:": "x"})
     check("close account with errors", alice.page)
 
     page = visitor.page
-    page.goto("/accounts/password_reset/")
+    page.goto("/accounts/password/reset/")
     check("password reset", page)
     submit(page, "Send the reset link", **{"Email:": "nope"})
     check("password reset with errors", page)
     submit(page, "Send the reset link", **{"Email:": "d@example.com"})
     check("password reset sent", page)
-    link = re.search(r"https?://[^/\s]+(/accounts/reset/\S+/)", mail.outbox[0].body)
+    link = re.search(
+        r"https?://[^/\s]+(/accounts/password/reset/key/\S+/)", mail.outbox[-1].body
+    )
     page.goto(link[1])
     check("choose a new password", page)
-    page.goto("/accounts/reset/MQ/set-password/")
+    page.goto("/accounts/password/reset/key/1-nonsense/")
     check("reset link not valid", page)
-    page.goto("/accounts/reset/done/")
+    page.goto("/accounts/password/reset/key/done/")
     check("password set", page)
-    settings.PASSWORD_RESET_LIMIT = 1
-    page.goto("/accounts/password_reset/")
-    submit(page, "Send the reset link", **{"Email:": "d@example.com"})
-    assert page.get_by_role("heading", name="Too many reset requests").is_visible()
-    check("password reset throttled (429)", page)
+    settings.ACCOUNT_RATE_LIMITS = {"reset_password": "1/m/ip"}
+    for _ in range(2):
+        page.goto("/accounts/password/reset/")
+        submit(page, "Send the reset link", **{"Email:": "d@example.com"})
+    assert page.get_by_role("heading", name="Too many requests").is_visible()
+    check("password reset limited (429)", page)
 
     (artifacts / "axe-report-accounts.json").write_text(json.dumps(report, indent=2))
     blocking = {

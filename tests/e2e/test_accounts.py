@@ -14,7 +14,8 @@ from .test_keyboard_and_phone import PHONE
 
 NEW_PASSWORD = "another-long-password-77"
 NO_SCRIPT_PHONE = PHONE | {"java_script_enabled": False}
-RESET_LINK = re.compile(r"https?://[^/\s]+(/accounts/reset/\S+/)")
+RESET_LINK = re.compile(r"https?://[^/\s]+(/accounts/password/reset/key/\S+/)")
+CONFIRM_LINK = re.compile(r"https?://[^/\s]+(/accounts/confirm-email/\S+/)")
 
 
 def fits_the_screen(page) -> bool:
@@ -31,19 +32,17 @@ def test_change_password_from_the_header(player):
     page.get_by_role("link", name="Account").click()
     expect(page.get_by_role("heading", name="Change your password")).to_be_visible()
     assert fits_the_screen(page)
-    page.get_by_label("Old password").fill("not-it")
-    page.get_by_label("New password:", exact=True).fill(NEW_PASSWORD)
-    page.get_by_label("New password confirmation").fill(NEW_PASSWORD)
+    page.get_by_label("Current Password").fill("not-it")
+    page.get_by_label("New Password:", exact=True).fill(NEW_PASSWORD)
+    page.get_by_label("New Password (again)").fill(NEW_PASSWORD)
     page.get_by_role("button", name="Change password").click()
-    expect(
-        page.get_by_text("Your old password was entered incorrectly.")
-    ).to_be_visible()
+    expect(page.get_by_text("That is not your current password.")).to_be_visible()
 
-    page.get_by_label("Old password").fill(PASSWORD)
-    page.get_by_label("New password:", exact=True).fill(NEW_PASSWORD)
-    page.get_by_label("New password confirmation").fill(NEW_PASSWORD)
+    page.get_by_label("Current Password").fill(PASSWORD)
+    page.get_by_label("New Password:", exact=True).fill(NEW_PASSWORD)
+    page.get_by_label("New Password (again)").fill(NEW_PASSWORD)
     page.get_by_role("button", name="Change password").click()
-    expect(page.get_by_role("heading", name="Password changed")).to_be_visible()
+    expect(page.get_by_role("status")).to_have_text("Password successfully changed.")
     page.goto("/")
     expect(page.locator(".whoami")).to_have_text("Signed in as alice")
     # The other browser's session ended.
@@ -52,9 +51,10 @@ def test_change_password_from_the_header(player):
 
 
 def test_forgotten_password_reset_by_email(player, django_user_model):
-    django_user_model.objects.create_user(
-        username="dora", password=PASSWORD, email="dora@example.com"
-    )
+    from allauth.account.models import EmailAddress
+
+    dora = django_user_model.objects.create_user(username="dora", password=PASSWORD)
+    EmailAddress.objects.create(user=dora, email="dora@example.com", verified=True)
     visitor = player("dora", account=False, **NO_SCRIPT_PHONE)
     page = visitor.page
     page.goto("/accounts/login/")
@@ -68,14 +68,14 @@ def test_forgotten_password_reset_by_email(player, django_user_model):
     link = RESET_LINK.search(message.body)[1]
     page.goto(link)
     expect(page.get_by_role("heading", name="Choose a new password")).to_be_visible()
-    page.get_by_label("New password:", exact=True).fill(NEW_PASSWORD)
-    page.get_by_label("New password confirmation").fill(NEW_PASSWORD)
+    page.get_by_label("New Password:", exact=True).fill(NEW_PASSWORD)
+    page.get_by_label("New Password (again)").fill(NEW_PASSWORD)
     page.get_by_role("button", name="Set the new password").click()
     expect(page.get_by_role("heading", name="Password set")).to_be_visible()
 
     page.locator("#main").get_by_role("link", name="Log in").click()
     page.get_by_label("Username").fill("dora")
-    page.get_by_label("Password").fill(NEW_PASSWORD)
+    page.get_by_label("Password:", exact=True).fill(NEW_PASSWORD)
     page.get_by_role("button", name="Log in").click()
     expect(page.locator(".whoami")).to_have_text("Signed in as dora")
 
@@ -83,18 +83,30 @@ def test_forgotten_password_reset_by_email(player, django_user_model):
     expect(page.get_by_role("heading", name="Reset link not valid")).to_be_visible()
 
 
-def test_add_an_email_address(player):
+def test_add_and_confirm_an_email_address(player):
     alice = player("alice", **NO_SCRIPT_PHONE)
     page = alice.page
-    page.goto("/accounts/password_change/")
+    page.goto("/accounts/password/change/")
     page.get_by_role("link", name="Email address").click()
-    page.get_by_label("Email address").fill("alice@example.com")
-    page.get_by_label("Your current password").fill(PASSWORD)
-    page.get_by_role("button", name="Save the email address").click()
-    expect(page.get_by_role("status")).to_have_text(
-        "Your email address is now alice@example.com."
-    )
+    page.get_by_label("Email").fill("alice@example.com")
+    page.get_by_role("button", name="Add the address").click()
+    # It asks for the password first, then goes on with the change.
+    expect(page.get_by_role("heading", name="Confirm it is you")).to_be_visible()
     assert fits_the_screen(page)
+    page.get_by_label("Password:", exact=True).fill(PASSWORD)
+    page.get_by_role("button", name="Confirm").click()
+    expect(
+        page.get_by_text("Waiting for confirmation: alice@example.com.")
+    ).to_be_visible()
+    assert fits_the_screen(page)
+
+    (message,) = mail.outbox
+    page.goto(CONFIRM_LINK.search(message.body)[1])
+    page.get_by_role("button", name="Confirm").click()
+    page.goto("/accounts/email/")
+    expect(page.locator("#main")).to_contain_text(
+        "Your account's address is alice@example.com (confirmed)"
+    )
     alice.user.refresh_from_db()
     assert alice.user.email == "alice@example.com"
 
@@ -104,7 +116,7 @@ def test_close_the_account(player):
     bob = player("bob")
     game = services.create_game(creator=alice.user, opponent=bob.user)
     page = alice.page
-    page.goto("/accounts/password_change/")
+    page.goto("/accounts/password/change/")
     page.get_by_role("link", name="Close account").click()
     expect(page.get_by_role("heading", name="Close your account")).to_be_visible()
     assert fits_the_screen(page)

@@ -1,0 +1,66 @@
+"""The user admin: Django's, plus each player's game record (read-only) and
+which accounts are closed (a closed account is an inactive user:
+accounts.services). Email addresses are allauth's admin (account/emailaddress)."""
+
+from allauth.account.decorators import secure_admin_login
+from django.contrib import admin
+from django.contrib.auth import get_user_model
+from django.contrib.auth.admin import UserAdmin
+from django.urls import reverse
+from django.utils.html import format_html
+
+from games import presentation, records
+
+User = get_user_model()
+
+admin.site.unregister(User)
+
+
+class ClosedAccountFilter(admin.SimpleListFilter):
+    title = "account"
+    parameter_name = "account"
+
+    def lookups(self, request, model_admin):
+        return [("open", "Open"), ("closed", "Closed")]
+
+    def queryset(self, request, queryset):
+        if self.value() == "closed":
+            return queryset.filter(is_active=False)
+        if self.value() == "open":
+            return queryset.filter(is_active=True)
+        return queryset
+
+
+@admin.register(User)
+class PlayerAdmin(UserAdmin):
+    readonly_fields = [*UserAdmin.readonly_fields, "games_record"]
+    fieldsets = [*UserAdmin.fieldsets, ("Games", {"fields": ["games_record"]})]
+    list_display = [*UserAdmin.list_display, "account_closed"]
+    list_filter = [ClosedAccountFilter, *UserAdmin.list_filter]
+
+    @admin.display(description="Closed", boolean=True, ordering="is_active")
+    def account_closed(self, obj) -> bool:
+        return not obj.is_active
+
+    @admin.display(description="Record")
+    def games_record(self, obj) -> str:
+        if obj.pk is None:
+            return "-"
+        total = records.record_of(obj).total
+        streak = presentation.streak_text(records.streak_of(obj))
+        return format_html(
+            "{} played: {} won, {} lost ({} by forfeit), {} drawn. "
+            'Current streak: {}. <a href="{}">Player page</a>',
+            total.played,
+            total.wins,
+            total.all_losses,
+            total.forfeits,
+            total.draws,
+            streak,
+            reverse("player_detail", args=[obj.get_username()]),
+        )
+
+
+# The admin's own login form would count no failed login: it sends visitors to
+# the site's login page instead, which the limits cover (allauth's decorator).
+admin.site.login = secure_admin_login(admin.site.login)

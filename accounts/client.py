@@ -1,0 +1,29 @@
+"""Who a client is, for the limits on logins, password resets and confirmation
+mails (allauth groups IPv6 addresses by /64: ALLAUTH_RATE_LIMIT_IPV6_PREFIX).
+The one place that decides which proxy headers to trust."""
+
+import ipaddress
+
+from django.conf import settings
+
+
+def _valid_ip(value: str | None) -> str | None:
+    try:
+        return str(ipaddress.ip_address((value or "").strip()))
+    except ValueError:
+        return None
+
+
+def client_ip(request) -> str | None:
+    """The client's address: REMOTE_ADDR, unless TRUSTED_PROXY_COUNT proxies sit
+    in front of the app: then the address the outermost of them saw, counted
+    from the right of X-Forwarded-For (entries further left are whatever the
+    client claimed). A malformed header falls back to REMOTE_ADDR rather than to
+    an address the client chose."""
+    remote = request.META.get("REMOTE_ADDR")
+    count = settings.TRUSTED_PROXY_COUNT
+    if count > 0:
+        forwarded = request.META.get("HTTP_X_FORWARDED_FOR", "").split(",")
+        if len(forwarded) >= count:
+            return _valid_ip(forwarded[-count]) or _valid_ip(remote)
+    return _valid_ip(remote)

@@ -1,0 +1,91 @@
+"""allauth's forms where this site asks for more: a password check that counts
+like a login, resets only to confirmed addresses, and the form to close an
+account."""
+
+from allauth.account import forms as allauth_forms
+from allauth.account.adapter import get_adapter
+from django import forms
+from django.contrib.auth import get_user_model
+from django.db import IntegrityError, transaction
+
+WRONG_PASSWORD = "That is not your current password."
+
+
+def check_password(user, password: str) -> None:
+    """A form error unless `password` is `user`'s, checked by the adapter's
+    reauthenticate(): a wrong one counts as a failed login."""
+    if not get_adapter().reauthenticate(user, password):
+        raise forms.ValidationError(WRONG_PASSWORD, code="incorrect_password")
+
+
+class LoginForm(allauth_forms.LoginForm):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        # The page is for logging in: the cursor starts in the username.
+        self.fields["login"].widget.attrs["autofocus"] = True
+
+
+class UsernameJustTaken(Exception):
+    """A sign-up lost the race for its username (the form has the error)."""
+
+
+class SignupForm(allauth_forms.SignupForm):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        email = self.fields["email"]
+        email.label = "Email address (optional)"
+        email.help_text = (
+            "Only used, once you confirm it, to send you a password-reset link; "
+            "nobody sees it."
+        )
+
+    def try_save(self, request):
+        """The account and its address in one transaction; a username that a
+        simultaneous sign-up took in any casing is refused by the database."""
+        try:
+            with transaction.atomic():
+                return super().try_save(request)
+        except IntegrityError:
+            self.add_error("username", "That username was just taken: choose another.")
+            raise UsernameJustTaken() from None
+
+
+class ChangePasswordForm(allauth_forms.ChangePasswordForm):
+    def clean_oldpassword(self) -> str:
+        password = self.cleaned_data.get("oldpassword", "")
+        check_password(self.user, password)
+        return password
+
+
+class ResetPasswordForm(allauth_forms.ResetPasswordForm):
+    """A reset link goes only to an address its owner confirmed; anything else
+    gets allauth's "no account with this address" mail, so the page and the
+    time it takes are the same either way."""
+
+    def clean_email(self) -> str:
+        email = self.cleaned_data["email"].lower()
+        self.users = list(
+            get_user_model().objects.filter(
+                is_active=True,
+                emailaddress__email=email,
+                emailaddress__verified=True,
+            )
+        )
+        return self.cleaned_data["email"]
+
+
+class CloseAccountForm(forms.Form):
+    password = forms.CharField(
+        label="Your current password",
+        strip=False,
+        widget=forms.PasswordInput(attrs={"autocomplete": "current-password"}),
+    )
+
+    def __init__(self, *args, user, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.user = user
+
+    def clean_password(self) -> str:
+        password = self.cleaned_data["password"]
+        check_password(self.user, password)
+        return password

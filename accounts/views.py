@@ -1,0 +1,97 @@
+"""The account pages: allauth's views behind the site's status codes and
+readable 405 page, and closing an account (allauth has no such page)."""
+
+from functools import wraps
+
+from allauth.account import views as allauth_views
+from django.contrib import messages
+from django.contrib.auth import logout
+from django.contrib.auth.decorators import login_required
+from django.shortcuts import redirect, render
+from django.template.response import TemplateResponse
+
+from games.http import allow_methods
+
+from . import services
+from .adapter import pause_text
+from .forms import CloseAccountForm, UsernameJustTaken
+
+account_methods = allow_methods("GET", "POST", hint="Use the form on the page.")
+
+
+def refused_status(form) -> int:
+    """429 when the form was refused because logins are paused, else 400."""
+    codes = {
+        error.code for errors in form.errors.as_data().values() for error in errors
+    }
+    return 429 if "too_many_login_attempts" in codes else 400
+
+
+def refusal_status(view):
+    """A refused form is re-rendered with status 400, or 429 when logins are
+    paused; a password-reset or confirmation link that is expired, used or
+    broken is a 400 page."""
+
+    @wraps(view)
+    def wrapper(request, *args, **kwargs):
+        response = view(request, *args, **kwargs)
+        if not isinstance(response, TemplateResponse) or response.status_code != 200:
+            return response
+        context = response.context_data or {}
+        form = context.get("form")
+        if context.get("token_fail") or (
+            "confirmation" in context and context["confirmation"] is None
+        ):
+            response.status_code = 400
+        elif request.method == "POST" and form is not None and form.errors:
+            response.status_code = refused_status(form)
+        return response
+
+    return wrapper
+
+
+def account_page(view):
+    return account_methods(refusal_status(view))
+
+
+class SignupView(allauth_views.SignupView):
+    def form_valid(self, form):
+        """allauth's, except that a username another sign-up took in between
+        (the database refuses it in any case: accounts migration 0001) is the
+        form's error, not a 500."""
+        try:
+            return super().form_valid(form)
+        except UsernameJustTaken:
+            return self.form_invalid(form)
+
+
+@account_methods
+@login_required
+def close_account(request):
+    """GET: what closing means, and the form; POST with the password: close."""
+    form = CloseAccountForm(request.POST or None, user=request.user)
+    if request.method == "POST":
+        if form.is_valid():
+            username = request.user.get_username()
+            services.close_account(user=request.user)
+            logout(request)
+            messages.success(
+                request, f"The account “{username}” is closed. Thank you for playing."
+            )
+            # The home page (which sends a visitor on to the login page): a
+            # redirect straight to the login page reads as "log in first".
+            return redirect("lobby")
+        status = refused_status(form)
+    else:
+        status = 200
+    return render(request, "account/close.html", {"form": form}, status=status)
+
+
+def too_many_requests(request):
+    """The 429 page of allauth's limits (tictactoe_site.urls.handler429)."""
+    return render(
+        request,
+        "error.html",
+        {"title": "Too many requests", "message": pause_text("requests")},
+        status=429,
+    )
