@@ -133,8 +133,8 @@ class ServedApp:
         self.env = app_env(app_root, database_url) | {
             "DJANGO_STATIC_ROOT": str(workdir / "static"),
             "DJANGO_CACHE_DIR": str(workdir / f"cache-{port}"),
-            # Unlimited resets from one address: the bench makes more than the
-            # default 5 per cool-off when a phase lasts long.
+            # Unlimited resets and logins from one address: a long phase makes
+            # more than the limits allow one client.
             "DJANGO_PASSWORD_RESET_LIMIT": "0",
             "DJANGO_LOGIN_FAILURE_LIMIT": "0",
             "HOST": "127.0.0.1",
