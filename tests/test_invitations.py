@@ -108,7 +108,7 @@ def test_invitations_count_towards_the_open_game_limit(as_alice, alice, settings
 def test_the_link_says_who_invites_and_which_side(
     invitation, as_bob, django_assert_num_queries
 ):
-    # session, user, the game with its players and invitation
+    # user, the game with its players and invitation, whether alice blocked bob
     with django_assert_num_queries(3):
         response = as_bob.get(path_of(invitation))
     assert response.status_code == 200
@@ -280,3 +280,17 @@ def test_the_live_part_shows_the_link_to_the_creator(invitation, as_alice, as_bo
     assert invitation.secret not in text(
         as_bob.get(f"/games/{invitation.game_id}/live/")
     )
+
+
+def test_the_creators_game_page_with_the_link_costs_no_extra_query(
+    invitation, as_alice, as_bob, django_assert_num_queries
+):
+    """The invitation is joined with the game (select_related); the page that
+    shows the link is rendered for each request (it holds the host)."""
+    game_page = f"/games/{invitation.game_id}/"
+    for _ in range(2):  # never from the page cache
+        # user, the game with its players, series, rematch and invitation
+        with django_assert_num_queries(2):
+            assert invitation.secret in text(as_alice.get(game_page))
+    with django_assert_num_queries(2):
+        assert invitation.secret not in text(as_bob.get(game_page))
