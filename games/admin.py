@@ -11,7 +11,7 @@ from django.http import HttpResponse
 from django.template.loader import render_to_string
 
 from . import presentation, services
-from .models import Game, Move
+from .models import Block, Game, Move
 
 
 class BoundedDateChangeList(ChangeList):
@@ -151,3 +151,23 @@ class GameAdmin(BoundedDateHierarchy, admin.ModelAdmin):
                     ]
                 )
         return response
+
+
+@admin.register(Block)
+class BlockAdmin(admin.ModelAdmin):
+    """Who blocked whom, read-only: a block is its blocker's own choice, made and
+    lifted through games.services (which also moves the lobbies' cache keys)."""
+
+    list_display = ["blocker", "blocked", "created_at"]
+    list_select_related = ["blocker", "blocked"]
+    search_fields = ["blocker__username", "blocked__username"]
+    ordering = ["-created_at", "-id"]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False

@@ -83,8 +83,22 @@ class NewGameForm(forms.Form):
         error_messages={"invalid_choice": "Choose a side: x, o or random."},
     )
 
+    invite = forms.BooleanField(
+        required=False,
+        help_text="An invitation link to send to someone, instead of an open game "
+        "anyone may join.",
+    )
+
     def clean_side(self) -> str:
         return self.cleaned_data["side"] or SIDES[0]
+
+    def clean(self):
+        data = super().clean()
+        if data.get("invite") and data.get("opponent") is not None:
+            raise forms.ValidationError(
+                "Leave the opponent blank to invite someone by link."
+            )
+        return data
 
     def clean_opponent(self):
         opponent = player_named(self.cleaned_data["opponent"].strip())

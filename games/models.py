@@ -169,10 +169,13 @@ class GameQuerySet(models.QuerySet):
         )
 
     def open_to(self, user) -> "GameQuerySet":
-        """Open games `user` could join, newest first."""
+        """Open games `user` could join, newest first: not invitations (only their
+        link's holder may join), nor the games of people who blocked `user`."""
+        blocked_by = Block.objects.filter(blocked=user).values("blocker")
         return (
-            self.filter(status=GameStatus.WAITING)
+            self.filter(status=GameStatus.WAITING, invitation__isnull=True)
             .exclude(Q(player_x=user) | Q(player_o=user))
+            .exclude(Q(player_x__in=blocked_by) | Q(player_o__in=blocked_by))
             .select_related("player_x", "player_o")
             .only(*GAME_ROW_FIELDS)
             .order_by("-created_at", "-id")
@@ -193,7 +196,9 @@ class GameQuerySet(models.QuerySet):
         timestamp no larger) changes the sum of ids, and usually the largest.
         Each term has an index (player_x, player_o, status) and both databases
         combine them (SQLite's multi-index OR, PostgreSQL's BitmapOr): the query
-        reads the viewer's games and the open ones, not the table."""
+        reads the viewer's games and the open ones, not the table. Blocking
+        or unblocking someone changes which open games they see: it bumps the
+        `version` of the blocker's open games (games.services.block_player)."""
         totals = self.filter(
             Q(player_x=user) | Q(player_o=user) | Q(status=GameStatus.WAITING)
         ).aggregate(
@@ -479,6 +484,12 @@ class Game(models.Model):
         return self.player_x_id is not None and self.player_o_id is not None
 
     @property
+    def is_invitation(self) -> bool:
+        """Joinable only through its link (Invitation); select_related
+        ("invitation") spares the query."""
+        return hasattr(self, "invitation")
+
+    @property
     def is_self_play(self) -> bool:
         return self.player_x_id is not None and self.player_x_id == self.player_o_id
 
@@ -698,3 +709,78 @@ class PlayerRecord(models.Model):
 
     def __str__(self) -> str:
         return f"Record of {self.player_id}"
+
+
+# -- invitations and blocks ----------------------------------------------------
+
+
+class Invitation(models.Model):
+    """An open game that only the holder of its link may join, not listed among
+    open games. The link is the game's id (public: game pages are) and `secret`
+    (secrets.token_urlsafe, 256 bits), compared in constant time
+    (games.services.invited_game). The secret is kept as it is, not hashed, so
+    that the creator's game page can show the link again on any device while
+    the game waits; it opens one waiting game and nothing else."""
+
+    game = models.OneToOneField(
+        Game, on_delete=models.CASCADE, primary_key=True, related_name="invitation"
+    )
+    secret = models.CharField(max_length=64)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(Exact(Length("secret"), 43)), name="invitation_secret_43"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"Invitation to game {self.game_id}"
+
+    def get_absolute_url(self) -> str:
+        return reverse("invitation", args=[self.game_id, self.secret])
+
+
+class BlockQuerySet(models.QuerySet):
+    def blocked_by(self, user) -> "BlockQuerySet":
+        """The people `user` blocked, most recent first, with their names."""
+        return (
+            self.filter(blocker=user)
+            .select_related("blocked")
+            .order_by("-created_at", "-id")
+        )
+
+    def blocks(self, *, blocker, blocked) -> bool:
+        return self.filter(blocker=blocker, blocked=blocked).exists()
+
+
+class Block(models.Model):
+    """`blocker` accepts no new game from `blocked`: no challenge, no joining
+    their open games, no use of their invitation links (games.services). Games
+    already running and both records are untouched."""
+
+    blocker = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="blocks"
+    )
+    blocked = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="blocked_by"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = BlockQuerySet.as_manager()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["blocker", "blocked"], name="block_unique_pair"
+            ),
+            models.CheckConstraint(
+                condition=~Q(blocker=F("blocked")), name="block_not_self"
+            ),
+        ]
+        # The lobby asks "who blocked me" (open_to): blocked first.
+        indexes = [models.Index(fields=["blocked", "blocker"], name="block_blocked")]
+
+    def __str__(self) -> str:
+        return f"{self.blocker_id} blocks {self.blocked_id}"

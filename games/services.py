@@ -8,6 +8,7 @@ the game is still as it read it (see `play_move`). A rejected action raises a
 `rules.Rejected` subclass and leaves the stored game untouched.
 """
 
+import hmac
 import secrets
 from collections.abc import Callable
 from functools import partial
@@ -22,8 +23,10 @@ from django.utils import timezone
 from . import events, rules
 from .models import (
     RESULT_STATUSES,
+    Block,
     Game,
     GameStatus,
+    Invitation,
     Move,
     PlayerRecord,
     PlayerResult,
@@ -85,6 +88,31 @@ class TooManyUnstartedGames(rules.Rejected):
 
 class NoOpponent(rules.Rejected):
     message = "Nobody joined this game: start a new one from the lobby."
+
+
+class Blocked(rules.Rejected):
+    """The other player blocked you (Block): no new game with them."""
+
+    def __init__(self, blocker):
+        super().__init__(
+            f"{blocker.get_username()} does not accept challenges from you."
+        )
+
+
+class InvitationOnly(rules.Rejected):
+    message = "This game is by invitation only: join it with the link you were sent."
+
+
+class InvitationNotFound(rules.Rejected):
+    message = "There is no such invitation: check the link you were sent."
+
+
+class InvitationGone(rules.Rejected):
+    message = "This invitation is no longer open."
+
+
+class CannotBlockSelf(rules.Rejected):
+    message = "You cannot block yourself."
 
 
 class Conflict(rules.Rejected):
@@ -291,6 +319,11 @@ def _check_unstarted_limits(creator, opponent) -> None:
         )
 
 
+def _check_not_blocked(*, blocker, user) -> None:
+    if Block.objects.blocks(blocker=blocker, blocked=user):
+        raise Blocked(blocker)
+
+
 def create_game(*, creator, opponent=None, side: Side = "x", rematch_of=None) -> Game:
     """A new game. `opponent` None opens it to anyone; `creator` again is self-play."""
     if side not in SIDES:
@@ -310,6 +343,7 @@ def create_game(*, creator, opponent=None, side: Side = "x", rematch_of=None) ->
             if opponent is None:
                 _check_open_limit(creator)
             else:
+                _check_not_blocked(blocker=opponent, user=creator)
                 _check_unstarted_limits(creator, opponent)
         x, o = (creator, opponent) if side == "x" else (opponent, creator)
         game = Game.objects.create(
@@ -327,37 +361,97 @@ def create_game(*, creator, opponent=None, side: Side = "x", rematch_of=None) ->
 
 
 def join_game(*, game_id: int, user) -> Game:
-    """Take the free side of an open game."""
+    """Take the free side of an open game (not an invitation: join_invitation)."""
 
     def action() -> Game:
         game = _locked_game(game_id)
-        if game.is_aborted:
-            raise rules.GameOver("This game was aborted: it cannot be joined.")
-        if game.is_player(user):
-            raise AlreadyInGame(
-                "You created this game: share its address with an opponent."
-                if game.is_waiting
-                else None
-            )
-        if not game.is_waiting:
-            raise GameFull()
-        mark = rules.Mark.O if game.player_o_id is None else rules.Mark.X
-        setattr(game, f"player_{mark.lower()}", user)
-        game.status = GameStatus.IN_PROGRESS
-        game.series = _series_for(game.player_x, game.player_o)
-        game.version += 1
-        game.save(
-            update_fields=[
-                "player_x",
-                "player_o",
-                "status",
-                "series",
-                "version",
-                "updated_at",
-            ]
+        if Invitation.objects.filter(game=game).exists():
+            raise InvitationOnly()
+        return _join(game, user)
+
+    return _atomic_action(action)
+
+
+def _join(game: Game, user) -> Game:
+    """`user` takes the free side of the locked open `game`."""
+    if game.is_aborted:
+        raise rules.GameOver("This game was aborted: it cannot be joined.")
+    if game.is_player(user):
+        raise AlreadyInGame(
+            "You created this game: share its address with an opponent."
+            if game.is_waiting
+            else None
         )
-        _after_commit(events.game_joined, game=game, player=user, mark=mark.value)
-        return game
+    if not game.is_waiting:
+        raise GameFull()
+    mark = rules.Mark.O if game.player_o_id is None else rules.Mark.X
+    _check_not_blocked(blocker=game.player_for(mark.other), user=user)
+    setattr(game, f"player_{mark.lower()}", user)
+    game.status = GameStatus.IN_PROGRESS
+    game.series = _series_for(game.player_x, game.player_o)
+    game.version += 1
+    game.save(
+        update_fields=[
+            "player_x",
+            "player_o",
+            "status",
+            "series",
+            "version",
+            "updated_at",
+        ]
+    )
+    _after_commit(events.game_joined, game=game, player=user, mark=mark.value)
+    return game
+
+
+# 32 random bytes: a 43-character secret (Invitation.secret), 256 bits.
+INVITATION_BYTES = 32
+
+
+def create_invitation(*, creator, side: Side = "x") -> Invitation:
+    """An open game only the holder of its link may join (Invitation); it counts
+    towards the creator's open-game limit like any open game. The creator
+    withdraws it by aborting the game."""
+
+    def action() -> Invitation:
+        game = create_game(creator=creator, side=side)
+        return Invitation.objects.create(
+            game=game, secret=secrets.token_urlsafe(INVITATION_BYTES)
+        )
+
+    return _atomic_action(action)
+
+
+def invited_game(*, game_id: int, secret: str) -> Game:
+    """The game the link (`game_id`, `secret`) invites to, with its players, as
+    it is now: InvitationNotFound unless such a link was ever made (the secret
+    compared in constant time), InvitationGone once it cannot be joined (joined,
+    aborted or withdrawn)."""
+    try:
+        game = (
+            Game.objects.select_related("player_x", "player_o", "invitation")
+            .filter(invitation__isnull=False)
+            .get(pk=game_id)
+        )
+    except (Game.DoesNotExist, ValueError, TypeError, OverflowError):
+        raise InvitationNotFound() from None
+    if not hmac.compare_digest(game.invitation.secret.encode(), secret.encode()):
+        raise InvitationNotFound()
+    if not game.is_waiting:
+        raise InvitationGone(
+            "This invitation was withdrawn: the game was aborted before anyone joined."
+            if game.is_aborted
+            else "This invitation has been used: someone already joined the game."
+        )
+    return game
+
+
+def join_invitation(*, game_id: int, secret: str, user) -> Game:
+    """`user` accepts the invitation (`game_id`, `secret`): takes the free side."""
+
+    def action() -> Game:
+        invited_game(game_id=game_id, secret=secret)
+        return _join(_locked_game(game_id), user)
 
     return _atomic_action(action)
 
@@ -645,6 +739,36 @@ def _recount_series(series_id: int) -> None:
         b_wins=totals["decided"] - totals["a_wins"],
         draws=totals["draws"],
     )
+
+
+# -- blocking ------------------------------------------------------------------
+
+
+def _open_games_changed(blocker) -> None:
+    """Who may see and join `blocker`'s open games changed: their version moves,
+    and with it every lobby's key (Game.objects.lobby_version)."""
+    Game.objects.open_by(blocker).update(version=F("version") + 1)
+
+
+@transaction.atomic
+def block_player(*, blocker, blocked) -> bool:
+    """`blocker` accepts no new game from `blocked` from now on (Block); games
+    already running go on. False if they had blocked them already."""
+    if blocker.pk == blocked.pk:
+        raise CannotBlockSelf()
+    _, created = Block.objects.get_or_create(blocker=blocker, blocked=blocked)
+    if created:
+        _open_games_changed(blocker)
+    return created
+
+
+@transaction.atomic
+def unblock_player(*, blocker, blocked) -> bool:
+    """Lift `blocker`'s block on `blocked`; False if there was none."""
+    deleted, _ = Block.objects.filter(blocker=blocker, blocked=blocked).delete()
+    if deleted:
+        _open_games_changed(blocker)
+    return bool(deleted)
 
 
 # -- accounts ------------------------------------------------------------------

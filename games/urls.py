@@ -9,6 +9,22 @@ urlpatterns = [
     path("games/new/", views.new_game, name="new_game"),
     path("games/archive/", views.archive, name="archive"),
     path("players/<str:username>/", views.player_detail, name="player_detail"),
+    path("players/<str:username>/block/", views.block_player, name="block_player"),
+    path(
+        "players/<str:username>/unblock/",
+        views.unblock_player,
+        name="unblock_player",
+    ),
+    path(
+        "invitations/<int:game_id>/<str:secret>/",
+        views.invitation,
+        name="invitation",
+    ),
+    path(
+        "invitations/<int:game_id>/<str:secret>/join/",
+        views.invitation_join,
+        name="invitation_join",
+    ),
     path("games/<int:game_id>/", views.game_detail, name="game_detail"),
     path("games/<int:game_id>/state.json", views.game_state, name="game_state"),
     path("games/<int:game_id>/live/", views.game_live, name="game_live"),

@@ -4,19 +4,20 @@ A rejected action re-renders the page with the reason and the status code the
 README documents; it never changes a stored game (the services guarantee that).
 """
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
 from django.contrib.messages import get_messages
 from django.http import Http404, HttpResponse, JsonResponse
-from django.shortcuts import redirect, render
+from django.shortcuts import redirect, render, resolve_url
 from django.urls import reverse
 from django.utils.http import urlencode
 
 from . import page_cache, presentation, records, rules, services
 from .forms import ArchiveForm, MoveForm, NewGameForm, ReplayForm
 from .http import get_only, post_only
-from .models import Game
+from .models import Block, Game
 
 LOBBY_PAGE_SIZE = 20
 ARCHIVE_PAGE_SIZE = 20
@@ -26,7 +27,12 @@ REJECTION_STATUS = {
     rules.OutsideBoard: 400,
     services.UnknownOpponent: 400,
     services.InvalidSide: 400,
+    services.CannotBlockSelf: 400,
     services.NotAPlayer: 403,
+    services.Blocked: 403,
+    services.InvitationOnly: 403,
+    services.InvitationNotFound: 404,
+    services.InvitationGone: 410,
     rules.NotYourTurn: 403,
     services.GameNotFound: 404,
     services.TooManyOpenGames: 429,
@@ -35,7 +41,8 @@ REJECTION_STATUS = {
 
 
 def status_for(exc: rules.Rejected) -> int:
-    """400 bad input, 403 not allowed, 404 no game, 429 limit; otherwise 409."""
+    """400 bad input, 403 not allowed, 404 no game, 410 invitation closed, 429
+    limit; otherwise 409."""
     for cls in type(exc).__mro__:
         if cls in REJECTION_STATUS:
             return REJECTION_STATUS[cls]
@@ -45,7 +52,7 @@ def status_for(exc: rules.Rejected) -> int:
 def _game_or_404(game_id: int) -> Game:
     try:
         return Game.objects.select_related(
-            "player_x", "player_o", "series", "rematch"
+            "player_x", "player_o", "series", "rematch", "invitation"
         ).get(pk=game_id)
     except Game.DoesNotExist:
         raise Http404(services.GameNotFound.message) from None
@@ -63,7 +70,10 @@ def game_context(game: Game, viewer) -> dict:
         "series_text": presentation.series_text(game),
         "can_move": can_move,
         "can_forfeit": can_move,
-        "can_join": game.is_waiting and not game.is_player(viewer),
+        # An invitation is joined through its link (invitation_join).
+        "can_join": game.is_waiting
+        and not game.is_invitation
+        and not game.is_player(viewer),
         "can_abort": game.can_abort and game.is_player(viewer),
         "can_rematch": game.is_finished
         and game.has_both_players
@@ -75,15 +85,27 @@ def game_context(game: Game, viewer) -> dict:
     }
 
 
+def _invitation_url(request, game: Game) -> str | None:
+    """The link the creator of a waiting invitation shares, shown to them only.
+    A page showing it is not cached: the link holds the request's host."""
+    if game.is_waiting and game.is_invitation and game.is_player(request.user):
+        return request.build_absolute_uri(game.invitation.get_absolute_url())
+    return None
+
+
 def _render_game(request, game: Game, *, error: str | None = None, status: int = 200):
-    if error is None and not get_messages(request):
+    invitation_url = _invitation_url(request, game)
+    if error is None and invitation_url is None and not get_messages(request):
         return page_cache.render_cached(
             request,
             "games/game_detail.html",
             lambda: game_context(game, request.user) | {"error": None},
             page_cache.game_key("page", game, request.user),
         )
-    context = game_context(game, request.user) | {"error": error}
+    context = game_context(game, request.user) | {
+        "error": error,
+        "invitation_url": invitation_url,
+    }
     return render(request, "games/game_detail.html", context, status=status)
 
 
@@ -165,11 +187,16 @@ def new_game(request):
     if not form.is_valid():
         return _render_lobby(request, form, status=400)
     try:
-        game = services.create_game(
-            creator=request.user,
-            opponent=form.cleaned_data["opponent"],
-            side=form.cleaned_data["side"],
-        )
+        if form.cleaned_data["invite"]:
+            game = services.create_invitation(
+                creator=request.user, side=form.cleaned_data["side"]
+            ).game
+        else:
+            game = services.create_game(
+                creator=request.user,
+                opponent=form.cleaned_data["opponent"],
+                side=form.cleaned_data["side"],
+            )
     except rules.Rejected as exc:
         form.add_error(None, exc.message)
         return _render_lobby(request, form, status=status_for(exc))
@@ -214,12 +241,17 @@ def game_live(request, game_id: int):
     """The live part of the game page, for this viewer: what the page's script
     fetches when the game's stream announces a new version."""
     game = _game_or_404(game_id)
-    response = page_cache.render_cached(
-        request,
-        "games/game_detail.html#live",
-        lambda: game_context(game, request.user),
-        page_cache.game_key("live", game, request.user),
-    )
+    invitation_url = _invitation_url(request, game)
+    if invitation_url is None:
+        response = page_cache.render_cached(
+            request,
+            "games/game_detail.html#live",
+            lambda: game_context(game, request.user),
+            page_cache.game_key("live", game, request.user),
+        )
+    else:
+        context = game_context(game, request.user) | {"invitation_url": invitation_url}
+        response = render(request, "games/game_detail.html#live", context)
     response["Cache-Control"] = "no-store"
     return response
 
@@ -298,13 +330,23 @@ def rematch(request, game_id: int):
     return _perform(request, game_id, services.rematch)
 
 
-@get_only
-@login_required
-def player_detail(request, username: str):
+def _player_or_404(username: str):
     player = get_user_model().objects.filter(username=username).first()
     if player is None:
         raise Http404(f"There is no player called “{username}”.")
+    return player
+
+
+@get_only
+@login_required
+def player_detail(request, username: str):
+    player = _player_or_404(username)
+    own_page = player.pk == request.user.pk
     context = {
+        # Your own page lists whom you blocked; another's, whether you did.
+        "blocked_players": Block.objects.blocked_by(request.user) if own_page else (),
+        "you_block": not own_page
+        and Block.objects.blocks(blocker=request.user, blocked=player),
         "player": player,
         "record": records.record_of(player),
         "streak": presentation.streak_text(records.streak_of(player)),
@@ -317,6 +359,97 @@ def player_detail(request, username: str):
         ],
     }
     return render(request, "games/player_detail.html", context)
+
+
+@post_only
+@login_required
+def block_player(request, username: str):
+    player = _player_or_404(username)
+    try:
+        services.block_player(blocker=request.user, blocked=player)
+    except rules.Rejected as exc:
+        return _message_page(request, "Not blocked", exc.message, status_for(exc))
+    messages.success(
+        request,
+        f"You blocked {player.get_username()}: they cannot start games with you, "
+        "see your open games or use your invitation links. Games already "
+        "running go on.",
+    )
+    return redirect("player_detail", player.get_username())
+
+
+@post_only
+@login_required
+def unblock_player(request, username: str):
+    player = _player_or_404(username)
+    services.unblock_player(blocker=request.user, blocked=player)
+    messages.success(request, f"You unblocked {player.get_username()}.")
+    return redirect("player_detail", player.get_username())
+
+
+def _message_page(request, title: str, message: str, status: int):
+    return render(
+        request, "error.html", {"title": title, "message": message}, status=status
+    )
+
+
+# The account pages' URL names (the sign-up page's moves with the accounts app).
+SIGNUP_URL_NAME = "account_signup"
+
+
+@get_only
+def invitation(request, game_id: int, secret: str):
+    """What the link shows: who invites, which side you get, and Join; a visitor
+    not logged in gets login and sign-up links that come back here."""
+    return _render_invitation(request, game_id, secret)
+
+
+def _render_invitation(
+    request, game_id: int, secret: str, *, error: str | None = None, status: int = 200
+):
+    """The invitation as it is now (404 unknown, 410 closed), with `error`."""
+    try:
+        game = services.invited_game(game_id=game_id, secret=secret)
+    except services.InvitationNotFound as exc:
+        raise Http404(exc.message) from None
+    except services.InvitationGone as exc:
+        return _message_page(request, "Invitation closed", exc.message, 410)
+    inviter = game.player_x or game.player_o
+    user = request.user
+    if (
+        error is None
+        and user.is_authenticated
+        and user.pk != inviter.pk
+        and Block.objects.blocks(blocker=inviter, blocked=user)
+    ):
+        error, status = services.Blocked(inviter).message, 403
+    back_here = urlencode({"next": request.path})
+    context = {
+        "game": game,
+        "inviter": inviter,
+        "side": "O" if game.player_o_id is None else "X",
+        "secret": secret,
+        "error": error,
+        "is_inviter": user.is_authenticated and user.pk == inviter.pk,
+        "login_url": f"{resolve_url(settings.LOGIN_URL)}?{back_here}",
+        "signup_url": f"{reverse(SIGNUP_URL_NAME)}?{back_here}",
+    }
+    return render(request, "games/invitation.html", context, status=status)
+
+
+@post_only
+@login_required
+def invitation_join(request, game_id: int, secret: str):
+    try:
+        game = services.join_invitation(
+            game_id=game_id, secret=secret, user=request.user
+        )
+    except rules.Rejected as exc:
+        return _render_invitation(
+            request, game_id, secret, error=exc.message, status=status_for(exc)
+        )
+    messages.success(request, "You joined the game.")
+    return redirect(game)
 
 
 def _result_lines(results, viewer) -> list[tuple]:

@@ -16,6 +16,8 @@ from django.db import IntegrityError, connection, transaction
 from django.test import Client
 from django.utils import timezone
 
+from games import services
+
 from .account_client import logged_in_as, login, mailed_link, outbox_to, signup
 from .conftest import PASSWORD
 
@@ -333,11 +335,21 @@ def test_password_change_needs_a_login(client, db):
 
 def test_password_change_page(client_for, alice, django_assert_num_queries):
     client = client_for(alice)
-    with django_assert_num_queries(1):  # the user
+    with django_assert_num_queries(2):  # the user, whom they blocked
         response = client.get("/accounts/password/change/")
     assert response.status_code == 200
     assert '<a href="/accounts/password/change/">Account</a>' in response.text
     assert 'aria-current="page">Change password</a>' in response.text
+    assert '<h2 id="blocked-heading">People you blocked</h2>' in response.text
+
+
+def test_the_account_page_lists_whom_you_blocked(client_for, alice, bob):
+    services.block_player(blocker=alice, blocked=bob)
+    response = client_for(alice).get("/accounts/password/change/")
+    assert '<a href="/players/bob/">bob</a>' in response.text
+    assert '<button type="submit" class="button small">Unblock bob</button>' in (
+        response.text
+    )
 
 
 def test_password_change_refuses_a_wrong_current_password(client_for, alice):

@@ -15,7 +15,7 @@ from django.core.management import call_command
 from django.test import Client
 
 from games import services
-from games.models import Game, GameStatus, Move
+from games.models import Block, Game, GameStatus, Move
 from games.urls import urlpatterns
 
 from .conftest import PASSWORD
@@ -47,6 +47,12 @@ TOO_LATE_TO_ABORT = (
     "Two moves have been played: finish the game or forfeit on your turn.",
 )
 NOTHING_TO_ABORT = (409, "The game is over: there is nothing left to abort.")
+INVITATION_ONLY = (
+    403,
+    "This game is by invitation only: join it with the link you were sent.",
+)
+SELF_BLOCK = (400, "You cannot block yourself.")
+BLOCKED = (403, "bob does not accept challenges from you.")
 
 
 def in_progress(cast) -> Game:
@@ -87,6 +93,18 @@ def aborted(cast) -> Game:
 def open_game(cast) -> Game:
     """An open game alice created (as X); nobody else is in it yet."""
     return services.create_game(creator=cast[ON_TURN])
+
+
+def invitation(cast) -> Game:
+    """An invitation alice created (as X); nobody else is in it yet."""
+    return services.create_invitation(creator=cast[ON_TURN]).game
+
+
+def bobs_invitation_blocking_everyone(cast) -> Game:
+    """bob's invitation; bob blocked every other role (and carol: THIRD_USER)."""
+    for role in (THIRD_USER, ON_TURN, STAFF, SUPERUSER):
+        services.block_player(blocker=cast[OFF_TURN], blocked=cast[role])
+    return services.create_invitation(creator=cast[OFF_TURN]).game
 
 
 def no_game(cast) -> None:
@@ -137,6 +155,18 @@ def joined(game, game_id, actor, response):
     assert after.player_o_id == actor.pk
     assert after.status == GameStatus.IN_PROGRESS
     assert response["Location"] == f"/games/{game_id}/"
+
+
+def blocked_bob(game, game_id, actor, response):
+    assert list(Block.objects.values_list("blocker", "blocked")) == [
+        (actor.pk, game_id)
+    ]
+    assert response["Location"] == "/players/bob/"
+
+
+def unblocked_bob(game, game_id, actor, response):
+    assert not Block.objects.exists()
+    assert response["Location"] == "/players/bob/"
 
 
 def deleted(game, game_id, actor, response):
@@ -292,6 +322,46 @@ CASES = [
         _players_only(ALREADY_IN, ALREADY_IN, GAME_FULL),
     ),
     Case(
+        # Only through its link: the game's own join route refuses everyone.
+        "join an invitation without its link",
+        invitation,
+        "/games/{id}/join/",
+        {},
+        _players_only(INVITATION_ONLY, INVITATION_ONLY, INVITATION_ONLY),
+    ),
+    Case(
+        "join an invitation by its link",
+        invitation,
+        "/invitations/{id}/{secret}/join/",
+        {},
+        _players_only(OWN_OPEN_GAME, OK, OK),
+        joined,
+    ),
+    Case(
+        "join a blocker's invitation by its link",
+        bobs_invitation_blocking_everyone,
+        "/invitations/{id}/{secret}/join/",
+        {},
+        _players_only(BLOCKED, OWN_OPEN_GAME, BLOCKED),
+    ),
+    Case(
+        # The "game" is bob's user id: the effect checks the Block row.
+        "block a player",
+        lambda cast: cast[OFF_TURN],
+        "/players/{username}/block/",
+        {},
+        _players_only(OK, SELF_BLOCK, OK),
+        blocked_bob,
+    ),
+    Case(
+        "unblock a player",
+        lambda cast: cast[OFF_TURN],
+        "/players/{username}/unblock/",
+        {},
+        _players_only(OK, OK, OK),
+        unblocked_bob,
+    ),
+    Case(
         "admin: change a game",
         in_progress,
         "/admin/games/game/{id}/change/",
@@ -345,7 +415,12 @@ def cast(alice, bob, carol, make_user):
 def test_authorization_matrix(cast, case, role):
     game = case.scenario(cast)
     game_id = game.pk if game else None
-    path = case.path.format(id=game_id)
+    invitation = getattr(game, "invitation", None)
+    path = case.path.format(
+        id=game_id,
+        secret=invitation.secret if invitation else None,
+        username=cast[OFF_TURN].username,
+    )
     data = case.data(game_id) if callable(case.data) else case.data
     actor = cast[role]
     client = Client()
@@ -375,8 +450,14 @@ def test_every_post_only_route_is_in_the_matrix(client_for, alice):
     one account route that is POST-only, is in test_csrf.py.)"""
     post_only = set()
     for pattern in urlpatterns:
-        path = "/" + str(pattern.pattern).replace("<int:game_id>", "{id}")
-        response = client_for(alice).get(path.format(id=1))
+        path = "/" + str(pattern.pattern)
+        for parameter, name in (
+            ("<int:game_id>", "{id}"),
+            ("<str:secret>", "{secret}"),
+            ("<str:username>", "{username}"),
+        ):
+            path = path.replace(parameter, name)
+        response = client_for(alice).get(path.format(id=1, secret="x", username="a"))
         if response.status_code == 405:
             post_only.add(path)
     assert post_only - {"/accounts/logout/"} == {

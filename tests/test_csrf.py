@@ -10,7 +10,7 @@ import pytest
 from django.test import Client
 
 from games import services
-from games.models import Game
+from games.models import Block, Game
 
 from .conftest import PASSWORD, play_cells
 from .hostile import send
@@ -34,6 +34,10 @@ ROUTES = [
     Route("abort", "bob", "/", "game"),
     Route("join", "bob", "/", "open game"),
     Route("rematch", "alice", "/", "finished game"),
+    Route("new invitation", "alice", "/", "nothing"),
+    Route("join invitation", "bob", "/", "invitation"),
+    Route("block", "alice", "/players/bob/", "nothing"),
+    Route("unblock", "alice", "/players/bob/", "block"),
     Route("logout", "alice", "/", "nothing"),
     Route("login", None, "/accounts/login/", "nothing"),
     Route("signup", None, "/accounts/signup/", "nothing"),
@@ -50,10 +54,15 @@ def _prepare(route: Route, users: dict) -> tuple[str, dict]:
         game = services.create_game(creator=alice, opponent=bob)
     elif route.setup == "open game":
         game = services.create_game(creator=alice)
+    elif route.setup == "invitation":
+        game = services.create_invitation(creator=alice).game
+    elif route.setup == "block":
+        services.block_player(blocker=alice, blocked=bob)
     elif route.setup == "finished game":
         game = services.create_game(creator=alice, opponent=bob)
         play_cells(game, (0, 0), (1, 0), (0, 1), (1, 1), (0, 2))
     game_id = game.pk if game else None
+    secret = game.invitation.secret if route.setup == "invitation" else None
     return {
         "new": ("/games/new/", {"opponent": "bob", "side": "x"}),
         "move": (f"/games/{game_id}/move/", {"row": "1", "col": "1", "ply": "0"}),
@@ -61,6 +70,13 @@ def _prepare(route: Route, users: dict) -> tuple[str, dict]:
         "abort": (f"/games/{game_id}/abort/", {}),
         "join": (f"/games/{game_id}/join/", {}),
         "rematch": (f"/games/{game_id}/rematch/", {}),
+        "new invitation": ("/games/new/", {"opponent": "", "invite": "1"}),
+        "join invitation": (
+            f"/invitations/{game_id}/{secret}/join/",
+            {},
+        ),
+        "block": ("/players/bob/block/", {}),
+        "unblock": ("/players/bob/unblock/", {}),
         "logout": ("/accounts/logout/", {}),
         "login": ("/accounts/login/", {"login": "alice", "password": PASSWORD}),
         "signup": (
@@ -155,8 +171,12 @@ def test_post_with_a_valid_token_works(users, route):
     games_before = Game.objects.count()
     response = client.post(path, data | {"csrfmiddlewaretoken": token})
     assert response.status_code == 302
-    if route.name in ("new", "rematch"):
+    if route.name in ("new", "rematch", "new invitation"):
         assert Game.objects.count() == games_before + 1
+    if route.name == "join invitation":
+        assert Game.objects.get().status == "in_progress"
+    if route.name in ("block", "unblock"):
+        assert Block.objects.exists() == (route.name == "block")
     if route.name == "abort":
         assert Game.objects.get().status == "aborted"
     if route.name.startswith("admin") and route.name != "admin login":

@@ -48,6 +48,8 @@ EXAMPLES = {
     "next": 80,
     "page": 50,
     "streams": 150,
+    "invitations": 80,
+    "blocks": 60,
 }
 
 
@@ -170,6 +172,7 @@ FIELDS = [
     "status",
     "board",
     "player_x",
+    "invite",
 ]
 # -- account pages: their fields --
 FIELDS += ["email", "old_password", "new_password1", "new_password2"]
@@ -196,6 +199,7 @@ GAMES = [
     "self-play",
     "abortable",
     "aborted",
+    "invitation",
     "missing",
     "huge",
 ]
@@ -226,6 +230,12 @@ ROUTES = [
     ("POST", "/admin/games/game/{id}/change/"),
     ("POST", "/admin/games/game/{id}/delete/"),
     ("POST", "/admin/games/game/add/"),
+    # Literal secrets and usernames: links that never existed, unknown players.
+    ("GET", "/invitations/{id}/<str:secret>/"),
+    ("POST", "/invitations/{id}/<str:secret>/join/"),
+    ("POST", "/players/<str:username>/block/"),
+    ("POST", "/players/<str:username>/unblock/"),
+    ("GET", "/admin/games/block/"),
 ]
 # -- account pages: change, reset, email, close --
 ACCOUNT_ROUTES = [
@@ -285,7 +295,10 @@ def world(alice, bob, carol, make_user):
     play_cells(abortable, (2, 2))  # bob (X) moved, carol has not
     aborted = services.create_game(creator=carol, opponent=alice)
     services.abort(game_id=aborted.pk, user=alice)
+    invitation = services.create_invitation(creator=carol)
     return {
+        "invitation": invitation.game_id,
+        "invitation secret": invitation.secret,
         "in progress": in_progress.pk,
         "finished": finished.pk,
         "open": services.create_game(creator=carol).pk,
@@ -641,6 +654,65 @@ def test_hostile_password_reset_requests(world, email, extra):
     assert response.status_code in (302, 400, 429)
     if response.status_code == 302:
         assert response["Location"] == "/accounts/password/reset/done/"
+
+
+# -- invitation links and blocks ------------------------------------------------
+
+path_segment = hostile_text.filter(lambda text: "?" not in text and "#" not in text)
+
+
+@budget(EXAMPLES["invitations"])
+@given(
+    actor=st.sampled_from(ACTORS),
+    secret=st.one_of(path_segment, st.just(None)),
+    join=st.booleans(),
+)
+@example(actor="bob", secret="A" * 43, join=True)
+def test_hostile_invitation_links(world, actor, secret, join):
+    """carol's invitation: only its own secret (None here) opens it."""
+    real = world["invitation secret"]
+    path = f"/invitations/{world['invitation']}/{real if secret is None else secret}/"
+    with rolled_back():
+        if join:
+            response = send(client_as(actor), "POST", path + "join/")
+        else:
+            response = send(client_as(actor), "GET", path)
+        joined = Game.objects.get(pk=world["invitation"]).player_o
+        assert_games_consistent()
+    if secret is not None and secret != real:
+        assert response.status_code in (400, 404) or is_login_redirect(response)
+    elif actor == "anonymous" and join:
+        assert is_login_redirect(response)
+    elif actor == "anonymous":
+        assert response.status_code == 200
+    elif actor == "carol":
+        assert response.status_code == (409 if join else 200)
+    else:
+        assert response.status_code == (302 if join else 200)
+        assert (joined.username if joined else None) == (actor if join else None)
+
+
+@budget(EXAMPLES["blocks"])
+@given(
+    actor=st.sampled_from(["alice", "bob", "root"]),
+    username=st.one_of(st.sampled_from(["alice", "bob", "carol"]), path_segment),
+    action=st.sampled_from(["block", "unblock"]),
+)
+def test_hostile_block_names(world, actor, username, action):
+    from games.models import Block
+
+    with rolled_back():
+        response = send(client_as(actor), "POST", f"/players/{username}/{action}/")
+        stored = list(
+            Block.objects.values_list("blocker__username", "blocked__username")
+        )
+    players = [name for name in ACTORS if name != "anonymous"]
+    if username in players and (action, username) != ("block", actor):
+        assert response.status_code == 302
+        assert stored == ([(actor, username)] if action == "block" else [])
+    else:
+        assert response.status_code in (400, 404)
+        assert stored == []
 
 
 def test_the_fuzz_reaches_every_route_of_the_app():

@@ -180,7 +180,7 @@ def add_games(alice, bob, count):
                 game = services.play_move(game_id=game.pk, user=mover, row=row, col=col)
 
 
-PLAYER_PAGE_QUERIES = 7  # user, player, record, streak x2, h2h, recent
+PLAYER_PAGE_QUERIES = 8  # user, player, record, streak x2, h2h, recent, blocks
 
 
 def test_player_page_query_count_does_not_grow(

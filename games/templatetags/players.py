@@ -1,8 +1,10 @@
-"""{{ user|player_name }}: a player's name as every page shows it."""
+"""{{ user|player_name }}: a player's name as every page shows it;
+{% blocked_players_of user %}: whom they blocked."""
 
 from django import template
 
 from .. import presentation
+from ..models import Block
 
 register = template.Library()
 
@@ -11,3 +13,9 @@ register = template.Library()
 def player_name(user) -> str:
     """ "alice", or "alice (closed)" for a closed account."""
     return presentation.name(user)
+
+
+@register.inclusion_tag("games/blocked_players.html")
+def blocked_players_of(user) -> dict:
+    """The people `user` blocked, with Unblock: for the account page."""
+    return {"blocked_players": Block.objects.blocked_by(user)}

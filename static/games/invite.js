@@ -1,0 +1,32 @@
+// The "Copy link" button next to an invitation link on the game page. Without
+// JavaScript the button stays hidden and the link is plain selectable text.
+// Delegated from the document: static/games/live.js replaces the live part.
+(function () {
+  "use strict";
+
+  function reveal() {
+    if (!navigator.clipboard) return;
+    document.querySelectorAll("[data-copy-invitation]").forEach(function (button) {
+      button.hidden = false;
+    });
+  }
+
+  document.addEventListener("click", function (event) {
+    var button = event.target.closest("[data-copy-invitation]");
+    if (!button) return;
+    var box = button.parentElement;
+    var input = box.querySelector("[data-invitation-url]");
+    var state = box.querySelector("[data-copy-state]");
+    navigator.clipboard.writeText(input.value).then(
+      function () { state.textContent = "Copied."; },
+      function () {
+        input.select();
+        state.textContent = "Could not copy: the link is selected, copy it yourself.";
+      }
+    );
+  });
+
+  reveal();
+  var game = document.getElementById("game");
+  if (game) game.addEventListener("live:swapped", reveal);
+})();
