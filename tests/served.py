@@ -35,7 +35,8 @@ PRODUCTION_ENV = {
     "DJANGO_CSRF_TRUSTED_ORIGINS": "https://ttt.example.com",
     "DJANGO_SECURE_COOKIES": "1",
     "DJANGO_SECURE_SSL_REDIRECT": "1",
-    "DJANGO_TRUST_X_FORWARDED_PROTO": "1",
+    # The tests play the TLS-terminating proxy (X-Forwarded-Proto: https).
+    "DJANGO_TRUSTED_PROXY_COUNT": "1",
     "DJANGO_HSTS_SECONDS": "31536000",
     "DJANGO_HSTS_INCLUDE_SUBDOMAINS": "1",
     "DJANGO_HSTS_PRELOAD": "1",

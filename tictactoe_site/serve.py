@@ -9,7 +9,6 @@ TASK_WORKERS (background task workers started beside the server, 1; 0 when a
 process manager runs `python -m tictactoe_site.worker` on its own),
 WEB_RELOAD (1: restart on code changes, for development), WEB_ACCESS_LOG (off:
 the proxy in front logs requests; 1 logs each one here too),
-FORWARDED_ALLOW_IPS (proxies whose X-Forwarded-* headers are trusted, 127.0.0.1),
 WEB_MAX_CONNECTIONS (open connections per process, live streams included, that
 the open-file limit must allow, 10000: see tictactoe_site.limits).
 """
@@ -60,8 +59,10 @@ def config() -> Config:
         reload_dirs=["games", "tictactoe_site", "templates"] if reload else None,
         lifespan="on",
         access_log=_flag("WEB_ACCESS_LOG"),
-        proxy_headers=True,
-        forwarded_allow_ips=os.environ.get("FORWARDED_ALLOW_IPS", "127.0.0.1"),
+        # The server believes no X-Forwarded-* header: the client address and
+        # scheme are decided in one place, by Django, from
+        # DJANGO_TRUSTED_PROXY_COUNT (tictactoe_site.settings).
+        proxy_headers=False,
         server_header=False,
         # Open live streams never finish by themselves: give them a moment, then
         # close them (browsers reconnect to the next server and catch up).

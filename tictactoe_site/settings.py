@@ -47,6 +47,19 @@ def env_list(name: str, default: str = "") -> list[str]:
 
 DEBUG = env_bool("DJANGO_DEBUG")
 
+# The one switch for forwarded headers: how many reverse proxies sit in front of
+# the app, each appending to X-Forwarded-For. 0: none, and no X-Forwarded-*
+# header is believed, by Django or by the server (tictactoe_site.serve). N: the
+# client's address is the Nth from the right of X-Forwarded-For
+# (accounts.client.client_ip) and X-Forwarded-Proto says whether it was HTTPS.
+TRUSTED_PROXY_COUNT = env_int("DJANGO_TRUSTED_PROXY_COUNT", 0)
+for _replaced in ("DJANGO_TRUST_X_FORWARDED_PROTO", "FORWARDED_ALLOW_IPS"):
+    if os.environ.get(_replaced):
+        raise ImproperlyConfigured(
+            f"{_replaced} is no longer read: set DJANGO_TRUSTED_PROXY_COUNT to the "
+            "number of reverse proxies in front of the app (README, Configuration)."
+        )
+
 SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY", "")
 if not SECRET_KEY:
     if not DEBUG:
@@ -262,7 +275,9 @@ CSRF_COOKIE_SAMESITE = "Lax"
 SECURE_HSTS_SECONDS = int(os.environ.get("DJANGO_HSTS_SECONDS", "0"))
 SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("DJANGO_HSTS_INCLUDE_SUBDOMAINS")
 SECURE_HSTS_PRELOAD = env_bool("DJANGO_HSTS_PRELOAD")
-if env_bool("DJANGO_TRUST_X_FORWARDED_PROTO"):
+# Behind a reverse proxy (TRUSTED_PROXY_COUNT, below), the proxy says whether the
+# browser used HTTPS; without one, X-Forwarded-* headers are a client's claims.
+if TRUSTED_PROXY_COUNT:
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
@@ -361,9 +376,6 @@ ACCOUNT_SESSION_REMEMBER = True
 LOGIN_FAILURE_LIMIT = int(os.environ.get("DJANGO_LOGIN_FAILURE_LIMIT", "5"))
 LOGIN_COOLOFF_MINUTES = int(os.environ.get("DJANGO_LOGIN_COOLOFF_MINUTES", "15"))
 PASSWORD_RESET_LIMIT = int(os.environ.get("DJANGO_PASSWORD_RESET_LIMIT", "5"))
-# Reverse proxies in front of the app that append to X-Forwarded-For; the client
-# address is read from there instead of REMOTE_ADDR (accounts.client.client_ip).
-TRUSTED_PROXY_COUNT = int(os.environ.get("DJANGO_TRUSTED_PROXY_COUNT", "0"))
 
 
 def _per_key_and_ip(limit: int) -> str | None:

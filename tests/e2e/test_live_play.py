@@ -18,7 +18,7 @@ LIVE_MS = 10_000  # a bounded wait for the pushed update; typical is well under 
 PLAIN_HTTP = {
     "DJANGO_SECURE_COOKIES": "0",
     "DJANGO_SECURE_SSL_REDIRECT": "0",
-    "DJANGO_TRUST_X_FORWARDED_PROTO": "0",
+    "DJANGO_TRUSTED_PROXY_COUNT": "0",
     "DJANGO_HSTS_SECONDS": "0",
     "DJANGO_HSTS_INCLUDE_SUBDOMAINS": "0",
     "DJANGO_HSTS_PRELOAD": "0",
