@@ -163,3 +163,18 @@ def history(alice, bob, carol, play):
     games["bob_forfeits"] = forfeit_now(new_game(bob, alice))  # W as O
     services.create_game(creator=alice, opponent=carol)  # still running: no rows
     return games
+
+
+@pytest.fixture
+def as_alice(client_for, alice):
+    return client_for(alice)
+
+
+@pytest.fixture
+def as_bob(client_for, bob):
+    return client_for(bob)
+
+
+@pytest.fixture
+def as_carol(client_for, carol):
+    return client_for(carol)

@@ -16,11 +16,6 @@ def listed(response) -> list[int]:
     return [result.game_id for result, _ in response.context["results"]]
 
 
-@pytest.fixture
-def as_alice(client_for, alice):
-    return client_for(alice)
-
-
 def test_lists_your_finished_games_newest_first(history, as_alice):
     response = as_alice.get("/games/archive/")
     assert response.status_code == 200

@@ -19,16 +19,6 @@ def text(response) -> str:
 
 
 @pytest.fixture
-def as_alice(client_for, alice):
-    return client_for(alice)
-
-
-@pytest.fixture
-def as_bob(client_for, bob):
-    return client_for(bob)
-
-
-@pytest.fixture
 def alice_blocks_bob(alice, bob):
     services.block_player(blocker=alice, blocked=bob)
 

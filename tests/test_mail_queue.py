@@ -29,6 +29,22 @@ REFUSING = QUEUED | {"relay": {"BACKEND": "tests.test_mail_queue.RefusingRelay"}
 NOW = timezone.now().replace(microsecond=0)
 
 
+def queued_message(**fields) -> dict:
+    """A message as the queue stores it (tictactoe_site.mail.to_json)."""
+    return {
+        "subject": "S",
+        "body": "B",
+        "from_email": "f@example.com",
+        "to": ["t@example.com"],
+        "cc": [],
+        "bcc": [],
+        "reply_to": [],
+        "headers": {},
+        "alternatives": [],
+        **fields,
+    }
+
+
 @pytest.fixture
 def queued_mail(settings, db):
     settings.MAILERS = QUEUED
@@ -117,17 +133,7 @@ def test_a_failed_send_is_queued_again_thirty_seconds_later(
 def test_the_delay_doubles_with_each_failure(settings, monkeypatch):
     settings.MAILERS = REFUSING
     monkeypatch.setattr(timezone, "now", lambda: NOW)
-    message = {
-        "subject": "S",
-        "body": "B",
-        "from_email": "f@example.com",
-        "to": ["t@example.com"],
-        "cc": [],
-        "bcc": [],
-        "reply_to": [],
-        "headers": {},
-        "alternatives": [],
-    }
+    message = queued_message()
 
     assert deliver.call(message, 3) == "attempt 3 failed, retrying in 120 s"
     assert DBTaskResult.objects.get().run_after == NOW + timedelta(seconds=120)
@@ -136,17 +142,7 @@ def test_the_delay_doubles_with_each_failure(settings, monkeypatch):
 @pytest.mark.django_db
 def test_the_sixth_failure_gives_up_with_one_logged_line(settings, caplog):
     settings.MAILERS = REFUSING
-    message = {
-        "subject": "Reset your password",
-        "body": "B",
-        "from_email": "f@example.com",
-        "to": ["alice@example.com"],
-        "cc": [],
-        "bcc": [],
-        "reply_to": [],
-        "headers": {},
-        "alternatives": [],
-    }
+    message = queued_message(subject="Reset your password", to=["alice@example.com"])
 
     assert deliver.call(message, 6) == "given up"
 
@@ -173,17 +169,7 @@ def test_a_worker_stopped_mid_send_queues_the_message_again(settings):
     settings.MAILERS = QUEUED | {
         "relay": {"BACKEND": "tests.test_mail_queue.StoppedRelay"}
     }
-    message = {
-        "subject": "S",
-        "body": "B",
-        "from_email": "f@example.com",
-        "to": ["t@example.com"],
-        "cc": [],
-        "bcc": [],
-        "reply_to": [],
-        "headers": {},
-        "alternatives": [],
-    }
+    message = queued_message()
 
     with pytest.raises(SystemExit):
         deliver.call(message, 2)

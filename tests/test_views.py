@@ -37,21 +37,6 @@ def text(response) -> str:
     return response.content.decode()
 
 
-@pytest.fixture
-def as_alice(client_for, alice):
-    return client_for(alice)
-
-
-@pytest.fixture
-def as_bob(client_for, bob):
-    return client_for(bob)
-
-
-@pytest.fixture
-def as_carol(client_for, carol):
-    return client_for(carol)
-
-
 # -- accounts -------------------------------------------------------------
 
 
