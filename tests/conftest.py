@@ -29,8 +29,10 @@ def empty_page_cache():
 
 
 @pytest.fixture
-def run_tasks(db):
-    """Run what the task queue holds now, as the worker would, then return."""
+def run_tasks(transactional_db):
+    """Run what the task queue holds now, as the worker would, then return.
+    Outside a test transaction: the worker closes and reopens its connection
+    between tasks, which PostgreSQL's pool refuses inside one."""
 
     def run() -> None:
         call_command(
