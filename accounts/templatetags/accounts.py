@@ -2,6 +2,10 @@ from allauth.account.utils import get_next_redirect_url
 from django import template
 from django.utils.html import format_html
 
+from accounts.forms import TurnEmailForm
+from accounts.models import TurnEmailPreference
+from accounts.turn_emails import has_confirmed_address
+
 register = template.Library()
 
 
@@ -14,3 +18,16 @@ def next_field(context) -> str:
     if not url:
         return ""
     return format_html('<input type="hidden" name="{}" value="{}">', name, url)
+
+
+@register.inclusion_tag("account/snippets/turn_email.html", takes_context=True)
+def turn_email_form(context, user) -> dict:
+    """The your-turn email choice, for a user with a confirmed address."""
+    preference = TurnEmailPreference.objects.filter(user=user).first()
+    return {
+        "confirmed": has_confirmed_address(user),
+        "form": TurnEmailForm(
+            initial={"enabled": bool(preference and preference.enabled)}
+        ),
+        "csrf_token": context.get("csrf_token"),
+    }
