@@ -243,7 +243,7 @@ def test_the_worker_runs_the_job_on_its_own_schedule(
 
 
 def test_the_account_page_offers_the_choice_only_with_a_confirmed_address(
-    client_for, bob
+    client_for, bob, django_assert_num_queries
 ):
     client = client_for(bob)
     page = text(client.get("/accounts/password/change/"))
@@ -254,7 +254,9 @@ def test_the_account_page_offers_the_choice_only_with_a_confirmed_address(
     assert "Confirm an email address first" in text(response)
     assert not TurnEmailPreference.objects.exists()
     confirm(bob, "bob@example.com")
-    page = text(client.get("/accounts/password/change/"))
+    turn_emails.set_turn_emails(user=bob, enabled=False)
+    with django_assert_num_queries(3):  # the user, blocks, address and choice
+        page = text(client.get("/accounts/password/change/"))
     assert 'action="/accounts/turn-email/"' in page
     assert 'name="enabled"' in page
     assert "checked" not in page.split('action="/accounts/turn-email/"')[1][:400]

@@ -1,10 +1,9 @@
+from allauth.account.models import EmailAddress
 from allauth.account.utils import get_next_redirect_url
 from django import template
 from django.utils.html import format_html
 
 from accounts.forms import TurnEmailForm
-from accounts.models import TurnEmailPreference
-from accounts.turn_emails import has_confirmed_address
 
 register = template.Library()
 
@@ -22,12 +21,15 @@ def next_field(context) -> str:
 
 @register.inclusion_tag("account/snippets/turn_email.html", takes_context=True)
 def turn_email_form(context, user) -> dict:
-    """The your-turn email choice, for a user with a confirmed address."""
-    preference = TurnEmailPreference.objects.filter(user=user).first()
+    """The your-turn email choice, for a user with a confirmed address: one
+    query (a confirmed address, joined to the user's choice)."""
+    confirmed = list(
+        EmailAddress.objects.filter(user=user, verified=True).values_list(
+            "user__turn_email__enabled", flat=True
+        )[:1]
+    )
     return {
-        "confirmed": has_confirmed_address(user),
-        "form": TurnEmailForm(
-            initial={"enabled": bool(preference and preference.enabled)}
-        ),
+        "confirmed": bool(confirmed),
+        "form": TurnEmailForm(initial={"enabled": bool(confirmed and confirmed[0])}),
         "csrf_token": context.get("csrf_token"),
     }
