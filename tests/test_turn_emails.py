@@ -248,7 +248,7 @@ def test_the_account_page_offers_the_choice_only_with_a_confirmed_address(
     client = client_for(bob)
     page = text(client.get("/accounts/password/change/"))
     assert 'action="/accounts/turn-email/"' not in page
-    assert "Confirm an <a" in page
+    assert '<a href="/accounts/email/">add and confirm one</a>' in page
     response = client.post("/accounts/turn-email/", {"enabled": "on"})
     assert response.status_code == 400
     assert "Confirm an email address first" in text(response)
