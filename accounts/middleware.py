@@ -5,7 +5,8 @@ No query on an ordinary page: the session (which the page reads anyway) holds
 when the player was last recorded, and the database is written only when that
 is `SEEN_EVERY` old, one UPDATE of the player's TurnEmailPreference (none for a
 player without one). A login stamps the session (`stamp_login`): the login
-itself is recorded as `last_login`.
+itself is recorded as `last_login`; a session older than the stamp gets one on
+its first page, without a write.
 """
 
 from datetime import timedelta
@@ -38,7 +39,11 @@ def record_activity(get_response):
             return response
         now = timezone.now()
         seen = session.get(SEEN_KEY)
-        if seen is None or now.timestamp() - seen >= SEEN_EVERY.total_seconds():
+        if seen is None:
+            # A session from before the stamp existed: start counting, no write
+            # (the first pages of many such sessions at once stay reads).
+            session[SEEN_KEY] = now.timestamp()
+        elif now.timestamp() - seen >= SEEN_EVERY.total_seconds():
             TurnEmailPreference.objects.filter(user_id=user_id).update(last_seen_at=now)
             session[SEEN_KEY] = now.timestamp()
         return response

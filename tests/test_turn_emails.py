@@ -355,3 +355,10 @@ def test_a_page_records_activity_at_most_every_five_minutes(
     assert seen >= before
     client.get("/")
     assert TurnEmailPreference.objects.get(user=bob).last_seen_at == seen
+    # A session from before the stamp: stamped on its first page, no write.
+    session = client.session
+    del session[SEEN_KEY]
+    session.save()
+    client.get("/")
+    assert TurnEmailPreference.objects.get(user=bob).last_seen_at == seen
+    assert client.session[SEEN_KEY] >= before.timestamp()
