@@ -89,3 +89,9 @@ class CloseAccountForm(forms.Form):
         password = self.cleaned_data["password"]
         check_password(self.user, password)
         return password
+
+
+class TurnEmailForm(forms.Form):
+    enabled = forms.BooleanField(
+        required=False, label="Email me when a game has waited on my move"
+    )

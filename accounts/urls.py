@@ -69,4 +69,10 @@ urlpatterns = [
         name="account_inactive",
     ),
     path("close/", views.close_account, name="account_close"),
+    path("turn-email/", views.turn_email_settings, name="turn_email_settings"),
+    path(
+        "turn-email/unsubscribe/<str:token>/",
+        views.turn_email_unsubscribe,
+        name="turn_email_unsubscribe",
+    ),
 ]

@@ -7,14 +7,16 @@ from allauth.account import views as allauth_views
 from django.contrib import messages
 from django.contrib.auth import logout
 from django.contrib.auth.decorators import login_required
+from django.core import signing
 from django.shortcuts import redirect, render
 from django.template.response import TemplateResponse
+from django.views.decorators.csrf import csrf_exempt
 
-from games.http import allow_methods
+from games.http import allow_methods, post_only
 
-from . import services
+from . import services, turn_emails
 from .adapter import pause_text
-from .forms import CloseAccountForm, UsernameJustTaken
+from .forms import CloseAccountForm, TurnEmailForm, UsernameJustTaken
 
 account_methods = allow_methods("GET", "POST", hint="Use the form on the page.")
 
@@ -85,6 +87,59 @@ def close_account(request):
     else:
         status = 200
     return render(request, "account/close.html", {"form": form}, status=status)
+
+
+@post_only
+@login_required
+def turn_email_settings(request):
+    """The account page's your-turn email choice: only with a confirmed address."""
+    if not turn_emails.has_confirmed_address(request.user):
+        return render(
+            request,
+            "error.html",
+            {
+                "title": "No confirmed email address",
+                "message": "Confirm an email address first: the emails go only "
+                "to a confirmed address.",
+            },
+            status=400,
+        )
+    form = TurnEmailForm(request.POST)
+    form.is_valid()  # an unchecked or absent box is "off"
+    enabled = form.cleaned_data.get("enabled", False)
+    turn_emails.set_turn_emails(user=request.user, enabled=enabled)
+    messages.success(
+        request,
+        "You will get an email when a game has waited on your move."
+        if enabled
+        else "You will not get emails about games waiting on your move.",
+    )
+    return redirect("account_change_password")
+
+
+# One click from a mail program (RFC 8058) POSTs here without a CSRF token or a
+# session: the signed token is the authority, and it only unsubscribes.
+@csrf_exempt
+@account_methods
+def turn_email_unsubscribe(request, token):
+    """GET: confirm with a button (mail scanners follow links); POST: stop."""
+    try:
+        user_id = turn_emails.unsubscriber(token)
+    except signing.BadSignature:
+        return render(
+            request,
+            "error.html",
+            {
+                "title": "Broken unsubscribe link",
+                "message": "This unsubscribe link is broken. Use the link in the "
+                "email as it is, or turn the emails off on your account page.",
+            },
+            status=400,
+        )
+    if request.method == "POST":
+        turn_emails.unsubscribe(user_id=user_id)
+        return render(request, "account/turn_email_unsubscribed.html")
+    return render(request, "account/turn_email_unsubscribe.html")
 
 
 def too_many_requests(request):

@@ -210,6 +210,16 @@ class GameQuerySet(models.QuerySet):
         )
         return tuple(totals.values())
 
+    def waiting_on(self, user) -> "GameQuerySet":
+        """Games in progress in which `user` is to move, longest waiting first.
+        `updated_at` is when the wait began: the game's last write was what
+        made it `user`'s turn (the opponent's move, the join or the creation)."""
+        return (
+            self.filter(turn_of(user))
+            .select_related("player_x", "player_o")
+            .order_by("updated_at", "id")
+        )
+
     def open_by(self, user) -> "GameQuerySet":
         return self.of(user).filter(status=GameStatus.WAITING)
 

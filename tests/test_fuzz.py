@@ -259,6 +259,9 @@ ACCOUNT_ROUTES = [
     ("GET", "/accounts/inactive/"),
     ("GET", "/accounts/close/"),
     ("POST", "/accounts/close/"),
+    ("POST", "/accounts/turn-email/"),
+    ("GET", "/accounts/turn-email/unsubscribe/MQ:token/"),  # not a valid link
+    ("POST", "/accounts/turn-email/unsubscribe/MQ:token/"),
 ]
 ROUTES += ACCOUNT_ROUTES
 # Served by the ASGI stream handler (games.streams), not by Django's views.

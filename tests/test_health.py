@@ -11,6 +11,8 @@ from django.db import OperationalError, connections
 from django.utils import timezone
 from django_tasks_db.models import DBTaskResult
 
+from tictactoe_site.heartbeat import beat as heartbeat_task
+
 from .served import ROOT, free_port
 
 
@@ -62,7 +64,9 @@ def test_a_worker_that_never_beat_answers_503(client):
 
 @pytest.mark.usefixtures("worker_beating")
 def test_a_worker_silent_for_more_than_a_minute_answers_503(client):
-    beat = DBTaskResult.objects.get(status="SUCCESSFUL")
+    beat = DBTaskResult.objects.get(
+        status="SUCCESSFUL", task_path=heartbeat_task.module_path
+    )
     beat.finished_at = timezone.now() - timedelta(seconds=61)
     beat.save()
     response = client.get("/healthz")

@@ -52,7 +52,19 @@ def beat() -> str:
     )
     if not pending.exists():
         beat.using(run_after=now + BEAT_EVERY).enqueue()
+    queue_periodic(now)
     return "beat"
+
+
+def queue_periodic(now) -> None:
+    """Queue each periodic job not queued within its period."""
+    from accounts.turn_emails import RUN_EVERY, send_turn_emails
+
+    recent = _results().filter(
+        task_path=send_turn_emails.module_path, enqueued_at__gt=now - RUN_EVERY
+    )
+    if not recent.exists():
+        send_turn_emails.enqueue()
 
 
 def last_beat():

@@ -100,6 +100,7 @@ MIDDLEWARE = [
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
     "games.middleware.reject_nul_bytes",
     "allauth.account.middleware.AccountMiddleware",
+    "accounts.middleware.record_activity",
 ]
 
 ROOT_URLCONF = "tictactoe_site.urls"
@@ -433,6 +434,13 @@ SERVER_EMAIL = DEFAULT_FROM_EMAIL
 
 # A password-reset link works once, for this many seconds (default one hour).
 PASSWORD_RESET_TIMEOUT = int(os.environ.get("DJANGO_PASSWORD_RESET_TIMEOUT", "3600"))
+
+# "Your turn" emails (accounts.turn_emails): sent when a game has waited on an
+# opted-in player this many seconds, at most once per GAMES_TURN_EMAIL_EVERY.
+GAMES_TURN_EMAIL_AFTER = env_int("GAMES_TURN_EMAIL_AFTER", 3600, minimum=1)
+GAMES_TURN_EMAIL_EVERY = env_int("GAMES_TURN_EMAIL_EVERY", 86400, minimum=1)
+# The site's address as players reach it: the links in emails start with it.
+SITE_URL = os.environ.get("DJANGO_SITE_URL", "http://127.0.0.1:8000").rstrip("/")
 
 # Background work (email): Django's tasks framework, the database as the queue
 # (django-tasks-db), run by `python -m tictactoe_site.worker`.

@@ -1,0 +1,27 @@
+"""What allauth does not keep: a player's choice of your-turn emails."""
+
+from django.conf import settings
+from django.db import models
+
+
+class TurnEmailPreference(models.Model):
+    """Opt-in to "your turn" emails (accounts.turn_emails), and what the job
+    needs to send them at most once per `GAMES_TURN_EMAIL_EVERY` and never to
+    someone who has been on the site since the game began waiting on them."""
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.CASCADE,
+        primary_key=True,
+        related_name="turn_email",
+    )
+    enabled = models.BooleanField(default=False)
+    # Written in the transaction that queues the email: a worker restarted
+    # between the two cannot send it twice.
+    last_sent_at = models.DateTimeField(null=True, blank=True)
+    # When the user was last seen on a page (accounts.middleware), at most one
+    # write per `SEEN_EVERY`.
+    last_seen_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"Turn emails of {self.user_id}: {'on' if self.enabled else 'off'}"
