@@ -276,7 +276,7 @@ CSRF_COOKIE_SAMESITE = "Lax"
 SECURE_HSTS_SECONDS = int(os.environ.get("DJANGO_HSTS_SECONDS", "0"))
 SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("DJANGO_HSTS_INCLUDE_SUBDOMAINS")
 SECURE_HSTS_PRELOAD = env_bool("DJANGO_HSTS_PRELOAD")
-# Behind a reverse proxy (TRUSTED_PROXY_COUNT, below), the proxy says whether the
+# Behind a reverse proxy (TRUSTED_PROXY_COUNT, above), the proxy says whether the
 # browser used HTTPS; without one, X-Forwarded-* headers are a client's claims.
 if TRUSTED_PROXY_COUNT:
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
