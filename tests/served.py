@@ -49,6 +49,18 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
+def manage(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess:
+    """Run manage.py with exactly `env` (plus PATH): no leak from the test run."""
+    return subprocess.run(
+        [sys.executable, "manage.py", *args],
+        cwd=ROOT,
+        env={"PATH": os.environ["PATH"], **env},
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+
+
 def on_postgresql() -> bool:
     return settings.DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql"
 

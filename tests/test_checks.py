@@ -10,7 +10,6 @@ The tests run as root: "owned by someone else" is a directory given to uid 65534
 import os
 import stat
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -18,7 +17,7 @@ import pytest
 
 from games import checks
 
-from .served import ROOT
+from . import served
 from .test_live import BOUND, _serving
 
 NOBODY = 65534
@@ -108,19 +107,14 @@ def test_a_private_cache_directory_passes(cache_dir):
 
 def manage(*args: str, **env: str) -> subprocess.CompletedProcess:
     """`manage.py` in a fresh process with production settings and `env`."""
-    return subprocess.run(
-        [sys.executable, "manage.py", *args],
-        cwd=ROOT,
+    return served.manage(
+        *args,
         env={
-            "PATH": os.environ["PATH"],
             "DJANGO_SETTINGS_MODULE": "tictactoe_site.settings",
             "DJANGO_SECRET_KEY": "checks-test-secret",
             "DJANGO_DEBUG": "0",
             **env,
         },
-        capture_output=True,
-        text=True,
-        timeout=120,
     )
 
 

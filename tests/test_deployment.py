@@ -1,16 +1,13 @@
 """Security headers on real responses, and `check --deploy` with the production
 variables that README's "Deploying" section documents."""
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from django.test import override_settings
 
 from .conftest import PASSWORD
-from .served import PRODUCTION_ENV
+from .served import PRODUCTION_ENV, manage
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -23,18 +20,6 @@ HTTPS_PROXY_SETTINGS = {
     "SECURE_HSTS_INCLUDE_SUBDOMAINS": True,
     "SECURE_HSTS_PRELOAD": True,
 }
-
-
-def manage(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess:
-    """Run manage.py with exactly `env` (plus PATH): no leak from the test run."""
-    return subprocess.run(
-        [sys.executable, "manage.py", *args],
-        cwd=ROOT,
-        env={"PATH": os.environ["PATH"], **env},
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
 
 
 @pytest.mark.django_db

@@ -14,6 +14,7 @@ import pytest
 
 from tictactoe_site.heartbeat import requeue_abandoned
 
+from . import served
 from .served import PRODUCTION_ENV, ROOT, fresh_database, serving
 from .smtp_sink import SmtpSink
 
@@ -46,14 +47,7 @@ def worker_env(database_url: str, sink: SmtpSink, tmp_path: Path) -> dict[str, s
 
 
 def manage(env: dict[str, str], *args: str) -> str:
-    result = subprocess.run(
-        [sys.executable, "manage.py", *args],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
+    result = served.manage(*args, env=env)
     assert result.returncode == 0, result.stderr
     return result.stdout
 
