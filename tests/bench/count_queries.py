@@ -1,10 +1,13 @@
 """SQL queries per request, counted in-process with the test client:
-`python -m tests.bench.count_queries MANIFEST app|floor` prints one JSON object.
+`python -m tests.bench.count_queries MANIFEST app|floor GAME` prints one JSON
+object. GAME is one of the mover's seeded games, kept for this count: its moves
+are played here.
 
 Run with the settings and DATABASE_URL of the server being measured. Each page
 is requested twice and the second request counted (a warm session, as under
-load); the move POST is counted over all nine plies of one reserved game (the
-last ply also ends the game and scores the series) and reported at its worst.
+load); the app's move POST and the floor's textbook move are counted over all
+nine plies of GAME (the last ply also ends the game, and the app scores the
+series) and reported at their worst.
 """
 
 import json
@@ -74,19 +77,31 @@ def floor_counts(manifest: dict, game: int) -> dict:
     viewer, mover = client_for(manifest["viewer"]), client_for(manifest["mover"])
     page(mover, f"/floor/{game}/")
     queries(mover, "post", f"/floor/{game}/move/", 302)
+    floor_move = queries(mover, "post", f"/floor/{game}/move/", 302)
+    order = manifest["draw_order"]
+    textbook_moves = [
+        queries(
+            mover,
+            "post",
+            f"/floor/{game}/textbook-move/",
+            302,
+            **cell_data(order, ply),
+        )
+        for ply in range(len(order))
+    ]
     return {
         "floor page": page(viewer, f"/floor/{manifest['page_game']}/"),
-        "floor move": queries(mover, "post", f"/floor/{game}/move/", 302),
+        "floor move": floor_move,
+        "textbook move": max(textbook_moves),
     }
 
 
 def main() -> None:
-    manifest_path, target = sys.argv[1:3]
+    manifest_path, target, game = sys.argv[1:4]
     with open(manifest_path) as source:
         manifest = json.load(source)
-    game = manifest["move_games"][-1]
     counts = app_counts if target == "app" else floor_counts
-    print(json.dumps(counts(manifest, game)))
+    print(json.dumps(counts(manifest, int(game))))
 
 
 if __name__ == "__main__":

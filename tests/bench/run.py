@@ -4,10 +4,11 @@ For each database (SQLite; PostgreSQL when reachable) it seeds a small and a
 large scenario, starts the app on each and the floor (tests/bench/floor_*.py)
 with production settings, then drives load with wrk in rounds that interleave
 app and floor runs, and prints requests/s, p50/p99 latency and server CPU per
-request, each as a ratio to the floor, the large/small latency ratio and SQL
-queries per request. Then the stall section (tests/bench/stall.py): live
-events and pages while logins hash passwords and resets wait on a silent mail
-relay. Results also go to bench-results.json.
+request, each as a ratio to the floor, the move POST's requests/s also as a
+ratio to the textbook move (a peer's move view, served beside the floor), the
+large/small latency ratio and SQL queries per request. Then the stall section
+(tests/bench/stall.py): live events and pages while logins hash passwords and
+resets wait on a silent mail relay. Results also go to bench-results.json.
 
     python -m tests.bench.run [--duration 10] [--rounds 2] [--databases sqlite,postgres]
                               [--stall-duration 20] [--no-stall]
@@ -17,6 +18,7 @@ relay. Results also go to bench-results.json.
 
 import argparse
 import http.cookiejar
+import itertools
 import json
 import os
 import re
@@ -45,8 +47,14 @@ POSTGRES_URL = os.environ.get(
 )
 DB_PREFIX = os.environ.get("BENCH_DB_PREFIX", "ttt_bench")
 SCENARIOS = ("small", "large")
-MOVE_GAMES = 3000  # per scenario: 9 moves each, split between the rounds
-LIVE_GAMES = 50  # reserved at the end of the pool for the live-update benchmark
+MOVE_GAMES = 3000  # per move target: 9 moves each, split between the rounds
+LIVE_GAMES = 50  # for the live-update benchmark
+# The move targets that play on each scenario's database, each on games of its
+# own: a move never lands on a game that another target has changed.
+MOVE_TARGETS = {
+    "small": ("move POST", "floor move", "textbook move"),
+    "large": ("move POST",),
+}
 CONNECTIONS = 4
 
 # --------------------------------------------------------------------------
@@ -361,7 +369,8 @@ def seed(database, scenario: str, workdir: Path, password: str) -> tuple[str, di
     url = database.create(scenario)
     manage(url, "migrate", "--noinput")
     manifest_path = workdir / f"{database.name}-{scenario}.json"
-    manifest = run_seed(url, scenario, password, MOVE_GAMES, manifest_path)
+    count = sum(move_game_uses(scenario).values())
+    manifest = run_seed(url, scenario, password, count, manifest_path)
     manifest["path"] = str(manifest_path)
     took = time.monotonic() - started
     print(
@@ -384,9 +393,35 @@ def seed_all(databases, workdir: Path, password: str) -> dict:
         return {job: future.result() for job, future in futures.items()}
 
 
-def count_queries(url: str, manifest: dict, target: str, settings: str) -> dict:
+def move_game_uses(scenario: str) -> dict[str, int]:
+    """How many of the mover's games each use takes: a pool per move target,
+    the live benchmark's, and a fresh game for each query count (the app's
+    moves; the floor's move and textbook move)."""
+    pools = dict.fromkeys(MOVE_TARGETS[scenario], MOVE_GAMES)
+    return pools | {"live": LIVE_GAMES, "app count": 1, "floor count": 1}
+
+
+def move_games(manifest: dict) -> dict[str, list[int]]:
+    """The mover's seeded games by use (move_game_uses), no game in two."""
+    games = iter(manifest["move_games"])
+    return {
+        use: list(itertools.islice(games, count))
+        for use, count in move_game_uses(manifest["scenario"]).items()
+    }
+
+
+def count_queries(
+    url: str, manifest: dict, target: str, settings: str, game: int
+) -> dict:
     output = subprocess.run(
-        [sys.executable, "-m", "tests.bench.count_queries", manifest["path"], target],
+        [
+            sys.executable,
+            "-m",
+            "tests.bench.count_queries",
+            manifest["path"],
+            target,
+            str(game),
+        ],
         cwd=ROOT,
         env=django_env(url, settings),
         check=True,
@@ -396,10 +431,12 @@ def count_queries(url: str, manifest: dict, target: str, settings: str) -> dict:
     return json.loads(output.strip().splitlines()[-1])
 
 
-def move_rounds(prefix: str, game_ids: list[int], rounds: int) -> list[list[str]]:
+def move_rounds(path: str, game_ids: list[int], rounds: int) -> list[list[str]]:
+    """The POST paths of each round: `path` ("/games/{}/move/") for each game of
+    the round's share of the pool."""
     per_round = len(game_ids) // rounds
     return [
-        [f"{prefix}{game}/move/" for game in game_ids[r * per_round :][:per_round]]
+        [path.format(game) for game in game_ids[r * per_round :][:per_round]]
         for r in range(rounds)
     ]
 
@@ -409,14 +446,23 @@ def bench_database(database, seeded: dict, password: str, args, workdir: Path):
     urls, manifests, servers = {}, {}, []
     for scenario in SCENARIOS:
         urls[scenario], manifests[scenario] = seeded[database, scenario]
+    games = {scenario: move_games(manifests[scenario]) for scenario in SCENARIOS}
     queries = {
         scenario: count_queries(
-            urls[scenario], manifests[scenario], "app", "tictactoe_site.settings"
+            urls[scenario],
+            manifests[scenario],
+            "app",
+            "tictactoe_site.settings",
+            games[scenario]["app count"][0],
         )
         for scenario in SCENARIOS
     }
     queries["floor"] = count_queries(
-        urls["small"], manifests["small"], "floor", "tests.bench.floor_settings"
+        urls["small"],
+        manifests["small"],
+        "floor",
+        "tests.bench.floor_settings",
+        games["small"]["floor count"][0],
     )
     try:
         apps = {}
@@ -446,7 +492,7 @@ def bench_database(database, seeded: dict, password: str, args, workdir: Path):
         servers = [floor, gunicorn, *apps.values()]
         for server in servers:
             server.start()
-        targets, live = plan(apps, floor, manifests, password, args.rounds)
+        targets, live = plan(apps, floor, manifests, games, password, args.rounds)
         small = manifests["small"]
         targets.insert(
             2,
@@ -466,14 +512,12 @@ def bench_database(database, seeded: dict, password: str, args, workdir: Path):
     return {"queries": queries, "rounds": rounds, "live": live_result}
 
 
-def plan(apps, floor, manifests, password, rounds):
+def plan(apps, floor, manifests, games, password, rounds):
     """The targets of one round, app and floor interleaved."""
-    sessions, pools = {}, {}
+    sessions = {}
     for scenario, app in apps.items():
         manifest = manifests[scenario]
-        pool = manifest["move_games"][: -LIVE_GAMES - 1]
-        pools[scenario] = pool
-        mover_page = f"/games/{manifest['move_games'][-1]}/"
+        mover_page = f"/games/{games[scenario]['app count'][0]}/"
         sessions[scenario] = (
             log_in(app.base_url, manifest["viewer"], password, "/"),
             log_in(app.base_url, manifest["mover"], password, mover_page),
@@ -481,20 +525,26 @@ def plan(apps, floor, manifests, password, rounds):
     small = manifests["small"]
     viewer, mover = sessions["small"]
     floor_page = f"/floor/{small['page_game']}/"
-    floor_moves = move_rounds("/floor/", pools["small"], rounds)
+    floor_moves = move_rounds("/floor/{}/move/", games["small"]["floor move"], rounds)
+    textbook_moves = move_rounds(
+        "/floor/{}/textbook-move/", games["small"]["textbook move"], rounds
+    )
     targets = [Target("floor page", "floor", floor, viewer, floor_page)]
     targets += [
         Target("game page", s, apps[s], sessions[s][0], f"/games/{m['page_game']}/")
         for s, m in manifests.items()
     ]
     targets.append(Target("floor move", "floor", floor, mover, move_paths=floor_moves))
+    targets.append(
+        Target("textbook move", "floor", floor, mover, move_paths=textbook_moves)
+    )
     targets += [
         Target(
             "move POST",
             s,
             apps[s],
             sessions[s][1],
-            move_paths=move_rounds("/games/", pools[s], rounds),
+            move_paths=move_rounds("/games/{}/move/", games[s]["move POST"], rounds),
         )
         for s in manifests
     ]
@@ -515,7 +565,7 @@ def plan(apps, floor, manifests, password, rounds):
             and status_of(target.server.base_url + target.path, target.session) != 200
         ):
             raise SystemExit(f"{target.key}: {target.path} does not answer 200")
-    live = (sessions["small"][1], small["move_games"][-LIVE_GAMES - 1 : -1])
+    live = (sessions["small"][1], games["small"]["live"])
     return targets, live
 
 
@@ -554,6 +604,10 @@ PAGES = [
     ("lobby", "floor page", 1.0, None),
     ("state.json", "floor page", 1.5, None),
 ]
+# The move as a peer's Django app takes it (tests/bench/floor_views.py
+# textbook_move): a second yardstick for the move POST, (its name, req/s ratio
+# target).
+TEXTBOOK = {"move POST": ("textbook move", 1.2)}
 QUERY_TARGETS = {"game page": 3, "move POST": 8, "lobby": 5, "state.json": 3}
 SERVER_OVERHEAD_TARGET = 0.05
 LARGE_SMALL_TARGET = 1.25
@@ -575,6 +629,10 @@ def summarise(database: str, data: dict) -> dict:
     for name, floor_name, target, cpu_target in PAGES:
         floor_key = f"{floor_name} [floor]"
         small, large = f"{name} [small]", f"{name} [large]"
+        textbook, textbook_target = TEXTBOOK.get(name, (None, None))
+        textbook_ratio = (
+            ratio(small, f"{textbook} [floor]", "rps") if textbook else None
+        )
         rows.append(
             {
                 "page": name,
@@ -582,6 +640,8 @@ def summarise(database: str, data: dict) -> dict:
                 "floor_rps": statistics.median(per_round(floor_key, "rps")),
                 "rps_ratio": ratio(small, floor_key, "rps"),
                 "rps_target": target,
+                "textbook_ratio": textbook_ratio,
+                "textbook_target": textbook_target,
                 "p50_ms": statistics.median(per_round(small, "p50_ms")),
                 "p99_ms": statistics.median(per_round(small, "p99_ms")),
                 "cpu_ms": statistics.median(per_round(small, "cpu_ms_per_request")),
@@ -609,8 +669,12 @@ def summarise(database: str, data: dict) -> dict:
                 per_round(f"{name} [floor]", "cpu_ms_per_request")
             ),
             "queries": data["queries"]["floor"][name],
+            "bad_responses": sum(
+                r["unexpected_status"] + r["socket_errors"]
+                for r in rounds[f"{name} [floor]"]
+            ),
         }
-        for name in ("floor page", "floor move")
+        for name in ("floor page", "floor move", "textbook move")
     }
     server = {
         "serve_cpu_ms": statistics.median(
@@ -644,8 +708,9 @@ def verdict(value: float, target: float | None, higher_is_better: bool) -> str:
 def print_table(summary: dict) -> None:
     print(f"\n{summary['database']}  (ratios: median of per-round ratios)")
     header = (
-        f"{'page':<11} {'req/s':>6} {'floor':>6} {'ratio':>10} {'p50 ms':>7} "
-        f"{'p99 ms':>7} {'cpu ms':>7} {'cpu/floor':>9} {'large/small p50':>16} "
+        f"{'page':<11} {'req/s':>6} {'floor':>6} {'ratio':>10} {'textbook':>10} "
+        f"{'p50 ms':>7} {'p99 ms':>7} {'cpu ms':>7} {'cpu/floor':>9} "
+        f"{'large/small p50':>16} "
         f"{'(cpu)':>9} "
         f"{'queries':>10}"
     )
@@ -656,6 +721,11 @@ def print_table(summary: dict) -> None:
         rps_ratio = f"{row['rps_ratio']:.2f}x"
         if target:
             rps_ratio += f" {verdict(row['rps_ratio'], target, True) or '':>4}"
+        textbook = ""
+        if row["textbook_ratio"] is not None:
+            textbook = f"{row['textbook_ratio']:.2f}x " + verdict(
+                row["textbook_ratio"], row["textbook_target"], True
+            )
         large = f"{row['large_small_p50']:.2f} " + verdict(
             row["large_small_p50"], LARGE_SMALL_TARGET, False
         )
@@ -671,8 +741,8 @@ def print_table(summary: dict) -> None:
             )
         print(
             f"{row['page']:<11} {row['rps']:>6.0f} {row['floor_rps']:>6.0f} "
-            f"{rps_ratio:>10} {row['p50_ms']:>7.1f} {row['p99_ms']:>7.1f} "
-            f"{row['cpu_ms']:>7.2f} {cpu_ratio:>9} {large:>16} "
+            f"{rps_ratio:>10} {textbook:>10} {row['p50_ms']:>7.1f} "
+            f"{row['p99_ms']:>7.1f} {row['cpu_ms']:>7.2f} {cpu_ratio:>9} {large:>16} "
             f"{row['large_small_cpu']:>9.2f} "
             f"{queries:>10}"
         )
@@ -684,6 +754,10 @@ def print_table(summary: dict) -> None:
             f"p99 {floor['p99_ms']:.1f} ms, cpu {floor['cpu_ms']:.2f} ms, "
             f"{floor['queries']} queries"
         )
+        if floor["bad_responses"]:
+            print(
+                f"  !! {floor['bad_responses']} unexpected responses or socket errors"
+            )
     server = summary["server"]
     print(
         f"server overhead (game page): make serve {server['serve_cpu_ms']:.2f} ms "

@@ -14,7 +14,9 @@ Scenarios:
          (about 200 of them the viewer's), plus 1,000 games in progress and 100
          open ones.
 Both add a pool of in-progress self-play games of a second user, the "mover",
-for the move benchmark: each POST plays the next cell of a different game.
+for the move benchmarks: each POST plays the next cell of a different game.
+tests/bench/run.py shares the pool out (`move_games`), so that the app's, the
+floor's and the textbook move's POSTs never land on the same game.
 """
 
 import functools
