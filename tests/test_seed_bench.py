@@ -10,6 +10,7 @@ from django.db.models import Count, Max, Q
 from games import services
 from games.integrity import all_violations, record_violations
 from games.models import Game, GameStatus, Move, Series
+from tests.bench.run import move_games
 from tests.bench.seed import Command
 
 
@@ -66,3 +67,22 @@ def test_games_created_after_seeding_get_fresh_ids(seeded):
 def test_refuses_a_database_that_has_data(seeded):
     with pytest.raises(CommandError, match="only fills an empty database"):
         call_command(Command(), scenario="small", password="another-password")
+
+
+def test_the_bench_gives_each_use_games_of_its_own():
+    """tests/bench/run.py: the app's, the floor's and the textbook move's POSTs,
+    the live benchmark and the query counts never share a game."""
+    seeded = list(range(1, 9053))
+    uses = move_games({"scenario": "small", "move_games": seeded})
+
+    assert {use: len(games) for use, games in uses.items()} == {
+        "move POST": 3000,
+        "floor move": 3000,
+        "textbook move": 3000,
+        "live": 50,
+        "app count": 1,
+        "floor count": 1,
+    }
+    assert sorted(game for games in uses.values() for game in games) == seeded
+    large = move_games({"scenario": "large", "move_games": list(range(1, 3053))})
+    assert list(large) == ["move POST", "live", "app count", "floor count"]
