@@ -34,7 +34,9 @@ PAGE = engines["django"].from_string(
 </body></html>"""
 )
 
-# The cells (row * 3 + col) of the eight lines that win: rows, columns, diagonals.
+# The cells (row * 3 + col) of the eight lines that win, numbered as
+# Game.winning_line stores them: rows, columns, diagonals. The view's own, as a
+# peer's app has it, not games.rules.
 LINES = (
     (0, 1, 2),
     (3, 4, 5),
