@@ -11,6 +11,8 @@ WEB_RELOAD (1: restart on code changes, for development), WEB_ACCESS_LOG (off:
 the proxy in front logs requests; 1 logs each one here too),
 WEB_MAX_CONNECTIONS (open connections per process, live streams included, that
 the open-file limit must allow, 10000: see tictactoe_site.limits).
+These and the settings are read before anything starts: a value they refuse
+(tictactoe_site.env) stops the start with one line.
 """
 
 import logging
