@@ -451,7 +451,7 @@ def test_the_server_refuses_a_bad_value_of_its_variables(name):
 @pytest.mark.parametrize(
     ("name", "value", "message"),
     [
-        ("PORT", "0", "PORT must be at least 1, not 0."),
+        ("PORT", "-1", "PORT must be at least 0, not -1."),
         ("PORT", "65536", "PORT must be at most 65535, not 65536."),
         ("WEB_CONCURRENCY", "0", "WEB_CONCURRENCY must be at least 1, not 0."),
         ("WEB_MAX_CONNECTIONS", "0", "WEB_MAX_CONNECTIONS must be at least 1, not 0."),

@@ -58,7 +58,8 @@ def config() -> Config:
     reload = env_bool("WEB_RELOAD")
     workers = env_int("WEB_CONCURRENCY", 2, minimum=1)
     host = env_str("HOST", "127.0.0.1")
-    port = env_int("PORT", 8000, minimum=1, maximum=65535)
+    # 0: any free port, as the operating system picks (tests use it).
+    port = env_int("PORT", 8000, minimum=0, maximum=65535)
     access_log = env_bool("WEB_ACCESS_LOG")
     return Config(
         APP,
