@@ -2,7 +2,10 @@
 import os
 import sys
 
+from tictactoe_site.env import reports_configuration_errors
 
+
+@reports_configuration_errors
 def main():
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tictactoe_site.settings")
     from django.core.management import execute_from_command_line

@@ -9,7 +9,6 @@
 """
 
 import logging
-import os
 import socket
 from datetime import timedelta
 
@@ -18,6 +17,8 @@ from django.db.models import Max
 from django.tasks import TaskResultStatus, task
 from django.tasks.signals import task_finished
 from django.utils import timezone
+
+from .env import env_str
 
 logger = logging.getLogger(__name__)
 
@@ -28,7 +29,7 @@ KEEP_RESULTS = timedelta(days=1)
 
 
 def worker_id() -> str:
-    return (os.environ.get("TASK_WORKER_ID") or socket.gethostname())[:64]
+    return env_str("TASK_WORKER_ID", socket.gethostname())[:64]
 
 
 def _results():

@@ -11,6 +11,8 @@ WEB_RELOAD (1: restart on code changes, for development), WEB_ACCESS_LOG (off:
 the proxy in front logs requests; 1 logs each one here too),
 WEB_MAX_CONNECTIONS (open connections per process, live streams included, that
 the open-file limit must allow, 10000: see tictactoe_site.limits).
+These and the settings are read before anything starts: a value they refuse
+(tictactoe_site.env) stops the start with one line.
 """
 
 import logging
@@ -24,6 +26,13 @@ import time
 import uvicorn
 from uvicorn.supervisors import ChangeReload, Multiprocess
 
+from .env import (
+    ConfigurationError,
+    env_bool,
+    env_int,
+    env_str,
+    reports_configuration_errors,
+)
 from .limits import open_files_warning, raise_open_files_limit
 
 logger = logging.getLogger("uvicorn.error")
@@ -35,8 +44,8 @@ WORKER = "tictactoe_site.worker"
 class Config(uvicorn.Config):
     def bind_socket(self) -> socket.socket:
         """uvicorn binds the shared socket itself for several workers or reload;
-        its accepted connections would lack TCP_NODELAY (a ~40 ms stall per
-        keep-alive request under plain asyncio, uvicorn issue #3149). Linux
+        its accepted connections would lack TCP_NODELAY, and Nagle's algorithm
+        would hold back keep-alive responses (uvicorn issue #3149). Linux
         copies the option from the listening socket, so set it there."""
         sock = super().bind_socket()
         if sock.family in (socket.AF_INET, socket.AF_INET6):
@@ -44,21 +53,23 @@ class Config(uvicorn.Config):
         return sock
 
 
-def _flag(name: str) -> bool:
-    return os.environ.get(name, "").strip().lower() in {"1", "true", "yes", "on"}
-
-
 def config() -> Config:
-    reload = _flag("WEB_RELOAD")
+    """The server's settings from the environment (sets up uvicorn's logging)."""
+    reload = env_bool("WEB_RELOAD")
+    workers = env_int("WEB_CONCURRENCY", 2, minimum=1)
+    host = env_str("HOST", "127.0.0.1")
+    # 0: any free port, as the operating system picks (tests use it).
+    port = env_int("PORT", 8000, minimum=0, maximum=65535)
+    access_log = env_bool("WEB_ACCESS_LOG")
     return Config(
         APP,
-        host=os.environ.get("HOST", "127.0.0.1"),
-        port=int(os.environ.get("PORT", "8000")),
-        workers=1 if reload else int(os.environ.get("WEB_CONCURRENCY", "2")),
+        host=host,
+        port=port,
+        workers=1 if reload else workers,
         reload=reload,
         reload_dirs=["games", "tictactoe_site", "templates"] if reload else None,
         lifespan="on",
-        access_log=_flag("WEB_ACCESS_LOG"),
+        access_log=access_log,
         # The server believes no X-Forwarded-* header: the client address and
         # scheme are decided in one place, by Django, from
         # DJANGO_TRUSTED_PROXY_COUNT (tictactoe_site.settings).
@@ -122,25 +133,26 @@ class TaskWorker:
 
 def refuse_public_debug(cfg: Config) -> None:
     """Debug mode only on a loopback address, unless told twice
-    (tictactoe_site.preflight)."""
+    (tictactoe_site.preflight). Loads the settings, so a variable they refuse
+    stops the start here too."""
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tictactoe_site.settings")
     from .preflight import DEBUG_ON_PUBLIC_ADDRESS, debug_refusal
 
-    refusal = debug_refusal(cfg.host, allowed=_flag(DEBUG_ON_PUBLIC_ADDRESS))
+    refusal = debug_refusal(cfg.host, allowed=env_bool(DEBUG_ON_PUBLIC_ADDRESS))
     if refusal:
-        logger.error(refusal)
-        sys.exit(1)
+        raise ConfigurationError(refusal)
 
 
+@reports_configuration_errors
 def main() -> None:
-    cfg = config()  # sets up uvicorn's logging
+    cfg = config()
+    max_connections = env_int("WEB_MAX_CONNECTIONS", 10000, minimum=1)
+    task_workers = env_int("TASK_WORKERS", 1, minimum=0)
     refuse_public_debug(cfg)
-    warning = open_files_warning(
-        raise_open_files_limit(), int(os.environ.get("WEB_MAX_CONNECTIONS", "10000"))
-    )
+    warning = open_files_warning(raise_open_files_limit(), max_connections)
     if warning:
         logger.warning(warning)
-    workers = [TaskWorker() for _ in range(int(os.environ.get("TASK_WORKERS", "1")))]
+    workers = [TaskWorker() for _ in range(task_workers)]
     for worker in workers:
         worker.start()
     try:

@@ -3,13 +3,22 @@
 See README.md ("Configuration") for every variable.
 """
 
-import os
 from pathlib import Path
 
 import dj_database_url
-from django.core.exceptions import ImproperlyConfigured
 from django.utils.csp import CSP
 from dotenv import load_dotenv
+
+from .env import (
+    ConfigurationError,
+    env_bool,
+    env_choice,
+    env_float,
+    env_int,
+    env_list,
+    env_path,
+    env_str,
+)
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -19,32 +28,6 @@ BASE_DIR = Path(__file__).resolve().parent.parent
 load_dotenv(BASE_DIR / ".env")
 
 
-def env_bool(name: str, default: bool = False) -> bool:
-    value = os.environ.get(name)
-    if value is None or value == "":
-        return default
-    return value.strip().lower() in {"1", "true", "yes", "on"}
-
-
-def env_int(name: str, default: int, *, minimum: int = 0) -> int:
-    value = os.environ.get(name, "").strip()
-    if not value:
-        return default
-    try:
-        number = int(value)
-    except ValueError:
-        raise ImproperlyConfigured(
-            f"{name} must be a whole number, not {value!r}."
-        ) from None
-    if number < minimum:
-        raise ImproperlyConfigured(f"{name} must be at least {minimum}, not {number}.")
-    return number
-
-
-def env_list(name: str, default: str = "") -> list[str]:
-    return [item.strip() for item in os.environ.get(name, default).split(",") if item]
-
-
 DEBUG = env_bool("DJANGO_DEBUG")
 
 # The one switch for forwarded headers: how many reverse proxies sit in front of
@@ -52,25 +35,25 @@ DEBUG = env_bool("DJANGO_DEBUG")
 # header is believed, by Django or by the server (tictactoe_site.serve). N: the
 # client's address is the Nth from the right of X-Forwarded-For
 # (accounts.client.client_ip) and X-Forwarded-Proto says whether it was HTTPS.
-TRUSTED_PROXY_COUNT = env_int("DJANGO_TRUSTED_PROXY_COUNT", 0)
+TRUSTED_PROXY_COUNT = env_int("DJANGO_TRUSTED_PROXY_COUNT", 0, minimum=0)
 for _replaced in ("DJANGO_TRUST_X_FORWARDED_PROTO", "FORWARDED_ALLOW_IPS"):
-    if os.environ.get(_replaced):
-        raise ImproperlyConfigured(
+    if env_str(_replaced):
+        raise ConfigurationError(
             f"{_replaced} is no longer read: set DJANGO_TRUSTED_PROXY_COUNT to the "
             "number of reverse proxies in front of the app (README, Configuration)."
         )
 
-SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY", "")
+SECRET_KEY = env_str("DJANGO_SECRET_KEY")
 if not SECRET_KEY:
     if not DEBUG:
-        raise ImproperlyConfigured(
+        raise ConfigurationError(
             "DJANGO_SECRET_KEY is not set. Set it to a long random value; for "
             "local development, run `make run` once (it writes .env with "
             "DJANGO_DEBUG=1)."
         )
     SECRET_KEY = "django-insecure-development-key-do-not-use-in-production"
 
-ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", "127.0.0.1,localhost")
+ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", ["127.0.0.1", "localhost"])
 CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS")
 
 INSTALLED_APPS = [
@@ -129,13 +112,13 @@ ASGI_APPLICATION = "tictactoe_site.asgi.application"
 # LISTEN/NOTIFY, or on one host with SQLite through local sockets (games.live).
 # Off the host: a password and TLS (rediss://:password@host:6379/0); games.checks
 # warns at start-up without a password.
-REDIS_URL = os.environ.get("REDIS_URL", "")
+REDIS_URL = env_str("REDIS_URL")
 # What the server processes of one host share as files: the session cache
 # (sessions/, without REDIS_URL) and the live-update sockets (live/, with SQLite).
 # Private: games.checks refuses to start when another user could write there.
-CACHE_DIR = Path(os.environ.get("DJANGO_CACHE_DIR", BASE_DIR / ".cache"))
+CACHE_DIR = env_path("DJANGO_CACHE_DIR", BASE_DIR / ".cache")
 # Open live streams (games.streams) one user may hold in one server process.
-WEB_MAX_STREAMS_PER_USER = int(os.environ.get("WEB_MAX_STREAMS_PER_USER", "30"))
+WEB_MAX_STREAMS_PER_USER = env_int("WEB_MAX_STREAMS_PER_USER", 30, minimum=1)
 
 # Database: an embedded SQLite file unless DATABASE_URL says otherwise.
 DATABASES = {
@@ -143,7 +126,7 @@ DATABASES = {
         default=f"sqlite:///{BASE_DIR / 'db.sqlite3'}",
         # Each process keeps its connection between requests (a page runs on its
         # process's event loop, one at a time: tictactoe_site.bridge).
-        conn_max_age=int(os.environ.get("DJANGO_CONN_MAX_AGE", "60")),
+        conn_max_age=env_int("DJANGO_CONN_MAX_AGE", 60, minimum=0),
         conn_health_checks=True,
     )
 }
@@ -169,20 +152,21 @@ elif DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     # DJANGO_CONN_MAX_AGE keeps connections open between requests instead.
     # Keep the options given in the URL (e.g. ?sslmode=require).
     DATABASES["default"].setdefault("OPTIONS", {}).setdefault(
-        "connect_timeout", int(os.environ.get("DJANGO_DB_CONNECT_TIMEOUT", "5"))
+        "connect_timeout", env_int("DJANGO_DB_CONNECT_TIMEOUT", 5, minimum=1)
     )
     if env_bool("DJANGO_DB_POOL", default=True):
         DATABASES["default"]["CONN_MAX_AGE"] = 0  # Django's pool requires it.
+        _pool_min = env_int("DJANGO_DB_POOL_MIN", 1, minimum=0)
         DATABASES["default"]["OPTIONS"]["pool"] = {
-            "min_size": int(os.environ.get("DJANGO_DB_POOL_MIN", "1")),
-            "max_size": int(os.environ.get("DJANGO_DB_POOL_MAX", "4")),
+            "min_size": _pool_min,
+            "max_size": env_int("DJANGO_DB_POOL_MAX", 4, minimum=max(1, _pool_min)),
             # Seconds a request waits for a connection before its 503 page. A
             # healthy pool answers in milliseconds (pages run one at a time per
             # process, tictactoe_site.bridge); while the database is down every
             # request waits this long and holds up its process's live streams, so
             # keep it short, but above the queueing of a reconnect wave's stream
             # authentications.
-            "timeout": float(os.environ.get("DJANGO_DB_POOL_TIMEOUT", "3")),
+            "timeout": env_float("DJANGO_DB_POOL_TIMEOUT", 3.0, above=0),
         }
 
 # "pages": rendered game pages and lobbies, per process, keyed by what they show
@@ -248,7 +232,7 @@ USE_I18N = True
 USE_TZ = True
 
 STATIC_URL = "static/"
-STATIC_ROOT = Path(os.environ.get("DJANGO_STATIC_ROOT", BASE_DIR / "staticfiles"))
+STATIC_ROOT = env_path("DJANGO_STATIC_ROOT", BASE_DIR / "staticfiles")
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
@@ -273,7 +257,7 @@ CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
 SESSION_COOKIE_HTTPONLY = True
 SESSION_COOKIE_SAMESITE = "Lax"
 CSRF_COOKIE_SAMESITE = "Lax"
-SECURE_HSTS_SECONDS = int(os.environ.get("DJANGO_HSTS_SECONDS", "0"))
+SECURE_HSTS_SECONDS = env_int("DJANGO_HSTS_SECONDS", 0, minimum=0)
 SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("DJANGO_HSTS_INCLUDE_SUBDOMAINS")
 SECURE_HSTS_PRELOAD = env_bool("DJANGO_HSTS_PRELOAD")
 # Behind a reverse proxy (TRUSTED_PROXY_COUNT, above), the proxy says whether the
@@ -309,7 +293,11 @@ LOGGING = {
     "loggers": {
         "games": {
             "handlers": ["console"],
-            "level": os.environ.get("GAMES_LOG_LEVEL", "INFO"),
+            "level": env_choice(
+                "GAMES_LOG_LEVEL",
+                "INFO",
+                ["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"],
+            ),
             "propagate": False,
         },
         # Email given up, failed tasks, a silent task worker: one line each.
@@ -322,13 +310,13 @@ LOGGING = {
 }
 
 # Anti-spam: how many open (unjoined) games one user may have at once.
-GAMES_MAX_OPEN_PER_USER = int(os.environ.get("GAMES_MAX_OPEN_PER_USER", "5"))
+GAMES_MAX_OPEN_PER_USER = env_int("GAMES_MAX_OPEN_PER_USER", 5, minimum=1)
 # Anti-flood: how many games one user may have started against other players in
 # which the opponent has not moved yet, in all and against any one opponent
 # (self-play is not limited).
-GAMES_MAX_UNSTARTED_PER_USER = int(os.environ.get("GAMES_MAX_UNSTARTED_PER_USER", "10"))
-GAMES_MAX_UNSTARTED_PER_OPPONENT = int(
-    os.environ.get("GAMES_MAX_UNSTARTED_PER_OPPONENT", "3")
+GAMES_MAX_UNSTARTED_PER_USER = env_int("GAMES_MAX_UNSTARTED_PER_USER", 10, minimum=1)
+GAMES_MAX_UNSTARTED_PER_OPPONENT = env_int(
+    "GAMES_MAX_UNSTARTED_PER_OPPONENT", 3, minimum=1
 )
 
 CSRF_FAILURE_VIEW = "games.errors.csrf_failure"
@@ -374,9 +362,9 @@ ACCOUNT_SESSION_REMEMBER = True
 # per /64. 0 turns a limit off. The counts live in the database's cache table
 # (below): every process and host shares them, and a lock row makes each count
 # atomic.
-LOGIN_FAILURE_LIMIT = int(os.environ.get("DJANGO_LOGIN_FAILURE_LIMIT", "5"))
-LOGIN_COOLOFF_MINUTES = int(os.environ.get("DJANGO_LOGIN_COOLOFF_MINUTES", "15"))
-PASSWORD_RESET_LIMIT = int(os.environ.get("DJANGO_PASSWORD_RESET_LIMIT", "5"))
+LOGIN_FAILURE_LIMIT = env_int("DJANGO_LOGIN_FAILURE_LIMIT", 5, minimum=0)
+LOGIN_COOLOFF_MINUTES = env_int("DJANGO_LOGIN_COOLOFF_MINUTES", 15, minimum=1)
+PASSWORD_RESET_LIMIT = env_int("DJANGO_PASSWORD_RESET_LIMIT", 5, minimum=0)
 
 
 def _per_key_and_ip(limit: int) -> str | None:
@@ -415,10 +403,10 @@ MAILERS = {
         else {
             "BACKEND": "django.core.mail.backends.smtp.EmailBackend",
             "OPTIONS": {
-                "host": os.environ.get("DJANGO_EMAIL_HOST", "localhost"),
-                "port": env_int("DJANGO_EMAIL_PORT", 25, minimum=1),
-                "username": os.environ.get("DJANGO_EMAIL_HOST_USER", ""),
-                "password": os.environ.get("DJANGO_EMAIL_HOST_PASSWORD", ""),
+                "host": env_str("DJANGO_EMAIL_HOST", "localhost"),
+                "port": env_int("DJANGO_EMAIL_PORT", 25, minimum=1, maximum=65535),
+                "username": env_str("DJANGO_EMAIL_HOST_USER"),
+                "password": env_str("DJANGO_EMAIL_HOST_PASSWORD"),
                 "use_tls": env_bool("DJANGO_EMAIL_USE_TLS"),
                 # Seconds: a mail server that does not answer must not hold the
                 # worker for ever (the message is tried again later).
@@ -427,20 +415,20 @@ MAILERS = {
         }
     ),
 }
-DEFAULT_FROM_EMAIL = os.environ.get(
+DEFAULT_FROM_EMAIL = env_str(
     "DJANGO_DEFAULT_FROM_EMAIL", "tictactoe <noreply@localhost>"
 )
 SERVER_EMAIL = DEFAULT_FROM_EMAIL
 
 # A password-reset link works once, for this many seconds (default one hour).
-PASSWORD_RESET_TIMEOUT = int(os.environ.get("DJANGO_PASSWORD_RESET_TIMEOUT", "3600"))
+PASSWORD_RESET_TIMEOUT = env_int("DJANGO_PASSWORD_RESET_TIMEOUT", 3600, minimum=1)
 
 # "Your turn" emails (accounts.turn_emails): sent when a game has waited on an
 # opted-in player this many seconds, at most once per GAMES_TURN_EMAIL_EVERY.
 GAMES_TURN_EMAIL_AFTER = env_int("GAMES_TURN_EMAIL_AFTER", 3600, minimum=1)
 GAMES_TURN_EMAIL_EVERY = env_int("GAMES_TURN_EMAIL_EVERY", 86400, minimum=1)
 # The site's address as players reach it: the links in emails start with it.
-SITE_URL = os.environ.get("DJANGO_SITE_URL", "http://127.0.0.1:8000").rstrip("/")
+SITE_URL = env_str("DJANGO_SITE_URL", "http://127.0.0.1:8000").rstrip("/")
 
 # Background work (email): Django's tasks framework, the database as the queue
 # (django-tasks-db), run by `python -m tictactoe_site.worker`.

@@ -14,8 +14,12 @@ import os
 import django
 from django.core.management import call_command
 
+from .env import env_float, reports_configuration_errors
 
+
+@reports_configuration_errors
 def main() -> None:
+    interval = env_float("TASK_POLL_SECONDS", 0.5, above=0)
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tictactoe_site.settings")
     django.setup()
     from . import heartbeat  # defines tasks: needs the settings
@@ -25,7 +29,7 @@ def main() -> None:
         "db_worker",
         queue_name="*",
         worker_id=worker,
-        interval=float(os.environ.get("TASK_POLL_SECONDS", "0.5")),
+        interval=interval,
         startup_delay=False,
         reload=False,
         verbosity=0,  # one line per failure comes from heartbeat.log_failure
