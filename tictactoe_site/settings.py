@@ -175,7 +175,7 @@ elif DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
         DATABASES["default"]["CONN_MAX_AGE"] = 0  # Django's pool requires it.
         DATABASES["default"]["OPTIONS"]["pool"] = {
             "min_size": int(os.environ.get("DJANGO_DB_POOL_MIN", "1")),
-            "max_size": int(os.environ.get("DJANGO_DB_POOL_MAX", "4")),
+            "max_size": int(os.environ.get("DJANGO_DB_POOL_MAX", "6")),
             # Seconds a request waits for a connection before its 503 page. A
             # healthy pool answers in milliseconds (pages run one at a time per
             # process, tictactoe_site.bridge); while the database is down every
@@ -449,3 +449,5 @@ TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
 # Page threads per server process (tictactoe_site.bridge): pages never run on the
 # event loop that serves the live streams.
 WEB_THREADS = env_int("WEB_THREADS", 4, minimum=1)
+# Threads for the account pages, which hash passwords, at a lower CPU priority.
+WEB_ACCOUNT_THREADS = env_int("WEB_ACCOUNT_THREADS", 2, minimum=1)
