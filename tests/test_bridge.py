@@ -8,6 +8,7 @@ import threading
 
 import pytest
 from django.core.wsgi import get_wsgi_application
+from django.urls import reverse
 
 from tictactoe_site.bridge import REQUEST_TOO_LARGE, WsgiBridge, build_environ
 
@@ -298,3 +299,23 @@ def test_a_slow_page_does_not_hold_up_the_loop():
 
     assert asyncio.run(run()) == 204
     assert seen == [True, "no loop"]
+
+
+@pytest.mark.parametrize(
+    ("name", "kwargs"),
+    [
+        ("account_login", {}),
+        ("account_signup", {}),
+        ("account_reauthenticate", {}),
+        ("account_email", {}),
+        ("account_change_password", {}),
+        ("account_set_password", {}),
+        ("account_reset_password_from_key", {"uidb36": "1", "key": "set-password"}),
+        ("account_close", {}),
+        ("admin:login", {}),
+    ],
+)
+def test_every_page_that_checks_a_password_runs_in_the_account_threads(name, kwargs):
+    from tictactoe_site.asgi import ACCOUNT_PATHS
+
+    assert reverse(name, kwargs=kwargs).startswith(ACCOUNT_PATHS)

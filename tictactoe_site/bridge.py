@@ -154,9 +154,7 @@ class WsgiBridge:
             else self.pool
         )
         loop = asyncio.get_running_loop()
-        status, headers, content = await loop.run_in_executor(
-            pool, self._call, environ
-        )
+        status, headers, content = await loop.run_in_executor(pool, self._call, environ)
         await send(
             {"type": "http.response.start", "status": status, "headers": headers}
         )
