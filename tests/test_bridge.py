@@ -2,10 +2,13 @@
 
 import asyncio
 import json
+import os
+import sys
 import threading
 
 import pytest
 from django.core.wsgi import get_wsgi_application
+from django.urls import reverse
 
 from tictactoe_site.bridge import REQUEST_TOO_LARGE, WsgiBridge, build_environ
 
@@ -173,6 +176,80 @@ def test_the_url_scheme_comes_from_the_scope():
 def test_a_bridge_needs_a_page_thread():
     with pytest.raises(ValueError, match="A page needs at least one thread, not 0."):
         WsgiBridge(Recorder(), threads=0)
+    with pytest.raises(
+        ValueError, match="An account page needs at least one thread, not 0."
+    ):
+        WsgiBridge(Recorder(), threads=1, account_threads=0)
+
+
+def where_it_ran(environ, start_response):
+    """A WSGI app that answers the name and CPU priority of its thread."""
+    thread = threading.current_thread().name.rsplit("_", 1)[0]
+    nice = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+    start_response("200 OK", [("Content-Type", "application/json")])
+    return [json.dumps({"thread": thread, "nice": nice}).encode()]
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="a nice value per thread")
+def test_account_pages_run_in_their_own_threads_at_a_lower_priority():
+    bridge = WsgiBridge(
+        where_it_ran, threads=2, account_threads=1, account_paths=("/accounts/",)
+    )
+    base = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+    ran = {
+        path: answer(call(bridge, scope(path=path), [body()]))[1]
+        for path in ("/accounts/login/", "/games/1/", "/accountsx/")
+    }
+    assert ran == {
+        "/accounts/login/": {"thread": "wsgi-account", "nice": base + 10},
+        "/games/1/": {"thread": "wsgi", "nice": base},
+        "/accountsx/": {"thread": "wsgi", "nice": base},
+    }
+
+
+def test_busy_account_threads_hold_up_no_other_page():
+    """Every account thread is taken (logins hashing passwords): a game page is
+    still answered, and the account page waiting for a thread then is too."""
+    release, login_started = threading.Event(), threading.Event()
+    started = []
+
+    def app(environ, start_response):
+        if environ["PATH_INFO"].startswith("/accounts/"):
+            started.append(environ["PATH_INFO"])
+            login_started.set()
+            release.wait(timeout=10)
+        start_response("204 No Content", [])
+        return []
+
+    bridge = WsgiBridge(
+        app, threads=1, account_threads=1, account_paths=("/accounts/",)
+    )
+
+    async def request(path: str) -> int:
+        sent = []
+
+        async def receive():
+            return body()
+
+        async def send(message):
+            sent.append(message)
+
+        await bridge(scope(path=path), receive, send)
+        return sent[0]["status"]
+
+    async def run():
+        logins = [
+            asyncio.create_task(request(f"/accounts/login/{n}")) for n in range(2)
+        ]
+        assert await asyncio.to_thread(login_started.wait, 5)
+        page = await asyncio.wait_for(request("/games/1/"), timeout=5)
+        running = len(started)
+        release.set()
+        return page, running, await asyncio.gather(*logins)
+
+    page, running, logins = asyncio.run(run())
+    assert (page, running) == (204, 1)  # the second login waited for the thread
+    assert logins == [204, 204]
 
 
 # Outside a test transaction: Django's handler closes the connection at the
@@ -222,3 +299,23 @@ def test_a_slow_page_does_not_hold_up_the_loop():
 
     assert asyncio.run(run()) == 204
     assert seen == [True, "no loop"]
+
+
+@pytest.mark.parametrize(
+    ("name", "kwargs"),
+    [
+        ("account_login", {}),
+        ("account_signup", {}),
+        ("account_reauthenticate", {}),
+        ("account_email", {}),
+        ("account_change_password", {}),
+        ("account_set_password", {}),
+        ("account_reset_password_from_key", {"uidb36": "1", "key": "set-password"}),
+        ("account_close", {}),
+        ("admin:login", {}),
+    ],
+)
+def test_every_page_that_checks_a_password_runs_in_the_account_threads(name, kwargs):
+    from tictactoe_site.asgi import ACCOUNT_PATHS
+
+    assert reverse(name, kwargs=kwargs).startswith(ACCOUNT_PATHS)

@@ -2,9 +2,10 @@
 
 Live-update streams (games.streams) are answered right here on the event loop;
 everything else is a Django page, run through Django's WSGI handler in a pool of
-WEB_THREADS page threads (tictactoe_site.bridge): pages keep the cost they have
-under a WSGI server, an open stream holds no thread, and a slow page never holds
-up the loop.
+WEB_THREADS page threads, account pages in WEB_ACCOUNT_THREADS threads of their
+own (tictactoe_site.bridge): pages keep the cost they have under a WSGI server,
+an open stream holds no thread, a slow page never holds up the loop, and a burst
+of logins never holds up the game pages.
 """
 
 import asyncio
@@ -25,7 +26,16 @@ from games.live import hub  # noqa: E402
 
 from .bridge import WsgiBridge  # noqa: E402
 
-bridge = WsgiBridge(pages, threads=settings.WEB_THREADS)
+# The pages that may hash a password: sign-in, sign-up, password and email
+# changes (accounts.urls) and the admin's sign-in (tictactoe_site.urls).
+ACCOUNT_PATHS = ("/accounts/", "/admin/")
+
+bridge = WsgiBridge(
+    pages,
+    threads=settings.WEB_THREADS,
+    account_threads=settings.WEB_ACCOUNT_THREADS,
+    account_paths=ACCOUNT_PATHS,
+)
 
 SHUTDOWN_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 

@@ -10,6 +10,12 @@ slow for a legitimate reason (a login hashing its password, a wait on the SQLite
 write lock or on another machine) must not hold up the live streams the loop
 serves. The pool's size bounds the pages one process runs at once.
 
+The account pages (sign-in, sign-up, password and email changes: every page
+that may hash a password, about 0.3 s of CPU each) run in a pool of their own,
+so a burst of logins never holds every page thread, and on Linux its threads
+run at a lower CPU priority (nice +ACCOUNT_NICENESS), so the hashing yields the
+cores to game pages and to the event loop.
+
 The request body is read before the call (bounded: larger bodies get 413; a
 client that disconnects before sending all of it gets nothing and reaches no
 view, as under Django's own handlers); the response body is collected whole: the
@@ -19,12 +25,16 @@ games.streams directly).
 
 import asyncio
 import io
+import os
 import sys
 from concurrent.futures import ThreadPoolExecutor
 
 from django.conf import settings
 
 REQUEST_TOO_LARGE = b"Request body too large."
+# How much lower the account threads' CPU priority is (Linux nice values: a
+# thread at +10 gets about a tenth of the CPU time of one at 0 when they compete).
+ACCOUNT_NICENESS = 10
 
 
 def _body_limit() -> int:
@@ -84,12 +94,40 @@ class Disconnected(Exception):
     """The client went away before sending the whole request body."""
 
 
+def _lower_priority() -> None:
+    """Lower the calling thread's CPU priority: on Linux a nice value belongs to
+    the thread (setpriority(2)); elsewhere it would lower the whole process, so
+    leave it."""
+    if sys.platform == "linux":
+        os.nice(ACCOUNT_NICENESS)
+
+
 class WsgiBridge:
-    def __init__(self, app, *, threads: int) -> None:
+    """`threads` page threads; paths starting with one of `account_paths` run in
+    `account_threads` threads of their own, at a lower CPU priority."""
+
+    def __init__(
+        self,
+        app,
+        *,
+        threads: int,
+        account_threads: int = 1,
+        account_paths: tuple[str, ...] = (),
+    ) -> None:
         if threads < 1:
             raise ValueError(f"A page needs at least one thread, not {threads}.")
+        if account_threads < 1:
+            raise ValueError(
+                f"An account page needs at least one thread, not {account_threads}."
+            )
         self.app = app
         self.pool = ThreadPoolExecutor(threads, thread_name_prefix="wsgi")
+        self.account_pool = ThreadPoolExecutor(
+            account_threads,
+            thread_name_prefix="wsgi-account",
+            initializer=_lower_priority,
+        )
+        self.account_paths = account_paths
         self.limit: int | None = None
 
     async def __call__(self, scope, receive, send) -> None:
@@ -110,10 +148,13 @@ class WsgiBridge:
             await send({"type": "http.response.body", "body": REQUEST_TOO_LARGE})
             return
         environ = build_environ(scope, body)
-        loop = asyncio.get_running_loop()
-        status, headers, content = await loop.run_in_executor(
-            self.pool, self._call, environ
+        pool = (
+            self.account_pool
+            if environ["PATH_INFO"].startswith(self.account_paths)
+            else self.pool
         )
+        loop = asyncio.get_running_loop()
+        status, headers, content = await loop.run_in_executor(pool, self._call, environ)
         await send(
             {"type": "http.response.start", "status": status, "headers": headers}
         )

@@ -145,9 +145,10 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     }
 elif DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     # A fail-fast connect; then, per app process, a small pool of connections
-    # (psycopg_pool via Django). A sync worker uses one connection at a time, so
-    # the server holds at most workers x DJANGO_DB_POOL_MAX connections: keep that
-    # below PostgreSQL's max_connections (100 by default) across all app hosts.
+    # (psycopg_pool via Django), one connection per page thread (WEB_THREADS +
+    # WEB_ACCOUNT_THREADS, 6 by default): the server holds at most
+    # WEB_CONCURRENCY x DJANGO_DB_POOL_MAX connections; keep that below
+    # PostgreSQL's max_connections (100 by default) across all app hosts.
     # DJANGO_DB_POOL=0 turns the pool off (e.g. behind PgBouncer); then
     # DJANGO_CONN_MAX_AGE keeps connections open between requests instead.
     # Keep the options given in the URL (e.g. ?sslmode=require).
@@ -159,13 +160,12 @@ elif DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
         _pool_min = env_int("DJANGO_DB_POOL_MIN", 1, minimum=0)
         DATABASES["default"]["OPTIONS"]["pool"] = {
             "min_size": _pool_min,
-            "max_size": env_int("DJANGO_DB_POOL_MAX", 4, minimum=max(1, _pool_min)),
+            "max_size": env_int("DJANGO_DB_POOL_MAX", 6, minimum=max(1, _pool_min)),
             # Seconds a request waits for a connection before its 503 page. A
-            # healthy pool answers in milliseconds (pages run one at a time per
-            # process, tictactoe_site.bridge); while the database is down every
-            # request waits this long and holds up its process's live streams, so
-            # keep it short, but above the queueing of a reconnect wave's stream
-            # authentications.
+            # healthy pool answers in milliseconds (one connection per page
+            # thread, tictactoe_site.bridge); while the database is down every
+            # request holds its thread this long, so keep it short, but above the
+            # queueing of a reconnect wave's stream authentications.
             "timeout": env_float("DJANGO_DB_POOL_TIMEOUT", 3.0, above=0),
         }
 
@@ -437,3 +437,5 @@ TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
 # Page threads per server process (tictactoe_site.bridge): pages never run on the
 # event loop that serves the live streams.
 WEB_THREADS = env_int("WEB_THREADS", 4, minimum=1)
+# Threads for the account pages, which hash passwords, at a lower CPU priority.
+WEB_ACCOUNT_THREADS = env_int("WEB_ACCOUNT_THREADS", 2, minimum=1)
