@@ -274,7 +274,7 @@ def test_the_table_is_read():
     assert DOCUMENTED["PORT"] == "number"
     assert DOCUMENTED["HOST"] == "text"
     assert DOCUMENTED["TASK_POLL_SECONDS"] == "number"
-    assert len(DOCUMENTED) == 50
+    assert len(DOCUMENTED) == 51
 
 
 def load_settings(monkeypatch, **env: str) -> dict:
@@ -317,6 +317,7 @@ def test_the_settings_take_the_documented_defaults(monkeypatch):
         "DJANGO_DB_POOL_TIMEOUT": database["OPTIONS"]["pool"]["timeout"],
         "DJANGO_DB_CONNECT_TIMEOUT": database["OPTIONS"]["connect_timeout"],
         "WEB_THREADS": settings["WEB_THREADS"],
+        "WEB_ACCOUNT_THREADS": settings["WEB_ACCOUNT_THREADS"],
         "WEB_MAX_STREAMS_PER_USER": settings["WEB_MAX_STREAMS_PER_USER"],
         "DJANGO_SECURE_COOKIES": settings["SESSION_COOKIE_SECURE"],
         "DJANGO_SECURE_SSL_REDIRECT": settings["SECURE_SSL_REDIRECT"],
@@ -341,10 +342,11 @@ def test_the_settings_take_the_documented_defaults(monkeypatch):
     } == {
         "DJANGO_DEBUG": False,
         "DJANGO_DB_POOL_MIN": 1,
-        "DJANGO_DB_POOL_MAX": 4,
+        "DJANGO_DB_POOL_MAX": 6,
         "DJANGO_DB_POOL_TIMEOUT": 3.0,
         "DJANGO_DB_CONNECT_TIMEOUT": 5,
         "WEB_THREADS": 4,
+        "WEB_ACCOUNT_THREADS": 2,
         "WEB_MAX_STREAMS_PER_USER": 30,
         "DJANGO_SECURE_COOKIES": False,
         "DJANGO_SECURE_SSL_REDIRECT": False,
