@@ -15,6 +15,13 @@ from django.urls import reverse
 from django.utils.http import urlencode
 
 from . import page_cache, presentation, records, rules, services
+from .exceptions import (
+    Blocked,
+    GameNotFound,
+    InvitationGone,
+    InvitationNotFound,
+    status_for,
+)
 from .forms import ArchiveForm, MoveForm, NewGameForm, ReplayForm
 from .http import get_only, post_only
 from .models import Block, Game
@@ -23,31 +30,6 @@ LOBBY_PAGE_SIZE = 20
 ARCHIVE_PAGE_SIZE = 20
 RECENT_GAMES = 10
 
-REJECTION_STATUS = {
-    rules.OutsideBoard: 400,
-    services.UnknownOpponent: 400,
-    services.InvalidSide: 400,
-    services.CannotBlockSelf: 400,
-    services.NotAPlayer: 403,
-    services.Blocked: 403,
-    services.InvitationOnly: 403,
-    services.InvitationNotFound: 404,
-    services.InvitationGone: 410,
-    rules.NotYourTurn: 403,
-    services.GameNotFound: 404,
-    services.TooManyOpenGames: 429,
-    services.TooManyUnstartedGames: 429,
-}
-
-
-def status_for(exc: rules.Rejected) -> int:
-    """400 bad input, 403 not allowed, 404 no game, 410 invitation closed, 429
-    limit; otherwise 409."""
-    for cls in type(exc).__mro__:
-        if cls in REJECTION_STATUS:
-            return REJECTION_STATUS[cls]
-    return 409
-
 
 def _game_or_404(game_id: int) -> Game:
     try:
@@ -55,7 +37,7 @@ def _game_or_404(game_id: int) -> Game:
             "player_x", "player_o", "series", "rematch", "invitation"
         ).get(pk=game_id)
     except Game.DoesNotExist:
-        raise Http404(services.GameNotFound.message) from None
+        raise Http404(GameNotFound.message) from None
 
 
 def game_context(game: Game, viewer) -> dict:
@@ -410,9 +392,9 @@ def _render_invitation(
     """The invitation as it is now (404 unknown, 410 closed), with `error`."""
     try:
         game = services.invited_game(game_id=game_id, secret=secret)
-    except services.InvitationNotFound as exc:
+    except InvitationNotFound as exc:
         raise Http404(exc.message) from None
-    except services.InvitationGone as exc:
+    except InvitationGone as exc:
         return _message_page(request, "Invitation closed", exc.message, 410)
     inviter = game.player_x or game.player_o
     user = request.user
@@ -422,7 +404,7 @@ def _render_invitation(
         and user.pk != inviter.pk
         and Block.objects.blocks(blocker=inviter, blocked=user)
     ):
-        error, status = services.Blocked(inviter).message, 403
+        error, status = Blocked(inviter).message, 403
     back_here = urlencode({"next": request.path})
     context = {
         "game": game,

@@ -12,7 +12,7 @@ from django.db import connection
 from django.db.models import F
 from django.test import override_settings
 
-from games import events, records, rules, services
+from games import events, exceptions, records, rules, services
 from games.models import Game, Move, PlayerRecord, Series
 from games.results import COUNTERS
 
@@ -83,7 +83,7 @@ def test_create_random_side_picks_one(alice, bob, settings):
 
 def test_create_rejects_an_unknown_side(alice, bob):
     assert_rejected(
-        services.InvalidSide,
+        exceptions.InvalidSide,
         lambda: services.create_game(creator=alice, opponent=bob, side="z"),
         "Choose a side: x, o or random.",
     )
@@ -94,12 +94,24 @@ def test_open_games_per_user_are_limited(alice, bob):
     services.create_game(creator=alice)
     services.create_game(creator=alice, side="o")
     error = assert_rejected(
-        services.TooManyOpenGames, lambda: services.create_game(creator=alice)
+        exceptions.TooManyOpenGames, lambda: services.create_game(creator=alice)
     )
     assert "2 open games" in error.message
     # Other users and games against a named opponent are not limited.
     services.create_game(creator=bob)
     services.create_game(creator=alice, opponent=bob)
+
+
+def test_a_constraint_violation_is_a_conflict_and_writes_nothing(game, alice, bob):
+    """A write the database refuses (here a second rematch of one game, which
+    rematch itself never attempts) rolls the whole action back."""
+    services.forfeit(game_id=game.pk, user=alice)
+    services.create_game(creator=alice, opponent=bob, rematch_of=game)
+    assert_rejected(
+        exceptions.Conflict,
+        lambda: services.create_game(creator=alice, opponent=bob, rematch_of=game),
+        "The game changed while your action was being saved. Please try again.",
+    )
 
 
 # -- join -----------------------------------------------------------------
@@ -117,20 +129,20 @@ def test_join_takes_the_free_side(alice, bob):
 def test_join_rejections(alice, bob, carol, game):
     open_game = services.create_game(creator=alice)
     assert_rejected(
-        services.AlreadyInGame,
+        exceptions.AlreadyInGame,
         lambda: services.join_game(game_id=open_game.pk, user=alice),
         "You created this game: share its address with an opponent.",
     )
     assert_rejected(
-        services.GameFull,
+        exceptions.GameFull,
         lambda: services.join_game(game_id=game.pk, user=carol),
         "This game already has two players.",
     )
     assert_rejected(
-        services.AlreadyInGame, lambda: services.join_game(game_id=game.pk, user=bob)
+        exceptions.AlreadyInGame, lambda: services.join_game(game_id=game.pk, user=bob)
     )
     assert_rejected(
-        services.GameNotFound, lambda: services.join_game(game_id=10**6, user=bob)
+        exceptions.GameNotFound, lambda: services.join_game(game_id=10**6, user=bob)
     )
 
 
@@ -175,7 +187,7 @@ def test_move_out_of_turn(game, bob):
 
 def test_move_by_someone_not_in_the_game(game, carol):
     assert_rejected(
-        services.NotAPlayer,
+        exceptions.NotAPlayer,
         lambda: services.play_move(game_id=game.pk, user=carol, row=0, col=0),
         "You are not a player in this game.",
     )
@@ -193,7 +205,7 @@ def test_move_after_the_game_is_over(game, play, bob):
 def test_move_in_a_game_waiting_for_an_opponent(alice):
     open_game = services.create_game(creator=alice)
     assert_rejected(
-        services.GameNotStarted,
+        exceptions.GameNotStarted,
         lambda: services.play_move(game_id=open_game.pk, user=alice, row=0, col=0),
     )
 
@@ -201,12 +213,12 @@ def test_move_in_a_game_waiting_for_an_opponent(alice):
 def test_stale_ply_is_rejected(game, alice, bob):
     services.play_move(game_id=game.pk, user=alice, row=0, col=0, ply=0)
     assert_rejected(
-        services.StaleMove,
+        exceptions.StaleMove,
         lambda: services.play_move(game_id=game.pk, user=bob, row=1, col=1, ply=0),
     )
     # The same double-submitted move by alice is stale too, not "not your turn".
     assert_rejected(
-        services.StaleMove,
+        exceptions.StaleMove,
         lambda: services.play_move(game_id=game.pk, user=alice, row=0, col=1, ply=0),
     )
     services.play_move(game_id=game.pk, user=bob, row=1, col=1, ply=1)
@@ -273,7 +285,7 @@ def test_a_move_tries_again_while_the_game_changes_under_it(game, alice):
 def test_a_move_gives_up_on_a_game_that_keeps_changing(game, alice):
     with (
         meanwhile(_someone_else_writes(game), times=3),
-        pytest.raises(services.Conflict) as refused,
+        pytest.raises(exceptions.Conflict) as refused,
     ):
         services.play_move(game_id=game.pk, user=alice, row=1, col=1, ply=0)
     assert refused.value.message == (
@@ -299,7 +311,7 @@ def test_the_move_reads_the_game_fields_in_model_order():
 
 def test_move_in_a_missing_game(alice):
     assert_rejected(
-        services.GameNotFound,
+        exceptions.GameNotFound,
         lambda: services.play_move(game_id=987654, user=alice, row=0, col=0),
     )
 
@@ -351,13 +363,13 @@ def test_forfeit_rejections(game, alice, bob, carol):
         "You can only forfeit on your own turn.",
     )
     assert_rejected(
-        services.NotAPlayer, lambda: services.forfeit(game_id=game.pk, user=carol)
+        exceptions.NotAPlayer, lambda: services.forfeit(game_id=game.pk, user=carol)
     )
     services.forfeit(game_id=game.pk, user=alice)
     assert_rejected(rules.GameOver, lambda: services.forfeit(game_id=game.pk, user=bob))
     open_game = services.create_game(creator=carol)
     assert_rejected(
-        services.GameNotStarted,
+        exceptions.GameNotStarted,
         lambda: services.forfeit(game_id=open_game.pk, user=carol),
     )
 
@@ -379,12 +391,12 @@ def test_rematch_swaps_sides_and_keeps_history(game, alice, bob):
 
 def test_rematch_rejections(game, carol, alice):
     assert_rejected(
-        services.GameNotFinished,
+        exceptions.GameNotFinished,
         lambda: services.rematch(game_id=game.pk, user=alice),
     )
     services.forfeit(game_id=game.pk, user=alice)
     assert_rejected(
-        services.NotAPlayer, lambda: services.rematch(game_id=game.pk, user=carol)
+        exceptions.NotAPlayer, lambda: services.rematch(game_id=game.pk, user=carol)
     )
 
 
@@ -540,12 +552,12 @@ def test_abort_is_refused_once_both_have_moved(game, alice, bob, carol, play):
             TOO_LATE,
         )
     assert_rejected(
-        services.NotAPlayer,
+        exceptions.NotAPlayer,
         lambda: services.abort(game_id=game.pk, user=carol),
         "You are not a player in this game.",
     )
     assert_rejected(
-        services.GameNotFound, lambda: services.abort(game_id=10**6, user=alice)
+        exceptions.GameNotFound, lambda: services.abort(game_id=10**6, user=alice)
     )
 
 
@@ -567,7 +579,7 @@ def test_a_finished_or_aborted_game_cannot_be_aborted(game, alice, bob, play):
 
 def test_third_user_cannot_abort_at_zero_moves(game, carol):
     assert_rejected(
-        services.NotAPlayer,
+        exceptions.NotAPlayer,
         lambda: services.abort(game_id=game.pk, user=carol),
         "You are not a player in this game.",
     )
@@ -576,7 +588,7 @@ def test_third_user_cannot_abort_at_zero_moves(game, carol):
 def test_the_creator_withdraws_an_open_game(alice, bob):
     open_game = services.create_game(creator=alice, side="o")
     assert_rejected(
-        services.NotAPlayer, lambda: services.abort(game_id=open_game.pk, user=bob)
+        exceptions.NotAPlayer, lambda: services.abort(game_id=open_game.pk, user=bob)
     )
     services.abort(game_id=open_game.pk, user=alice)
     stored = Game.objects.get(pk=open_game.pk)
@@ -590,7 +602,7 @@ def test_the_creator_withdraws_an_open_game(alice, bob):
         "This game was aborted: it cannot be joined.",
     )
     assert_rejected(
-        services.NoOpponent,
+        exceptions.NoOpponent,
         lambda: services.rematch(game_id=open_game.pk, user=alice),
         "Nobody joined this game: start a new one from the lobby.",
     )
@@ -658,7 +670,7 @@ def test_unanswered_games_against_one_opponent_are_limited(alice, bob, carol, pl
     play(first, (0, 0))  # alice moved; bob has not: still unanswered
     services.create_game(creator=alice, opponent=bob, side="o")
     assert_rejected(
-        services.TooManyUnstartedGames,
+        exceptions.TooManyUnstartedGames,
         lambda: services.create_game(creator=alice, opponent=bob),
         "You already have 2 games against bob in which they have not moved yet. "
         "Wait for them to move, or abort one of those games.",
@@ -677,7 +689,7 @@ def test_unanswered_games_in_all_are_limited(alice, bob, carol, make_user):
     aborted = services.create_game(creator=alice, opponent=carol)
     dave = make_user("dave")
     assert_rejected(
-        services.TooManyUnstartedGames,
+        exceptions.TooManyUnstartedGames,
         lambda: services.create_game(creator=alice, opponent=dave),
         "You already have 2 games in which your opponent has not moved yet. "
         "Wait for them to move, or abort one of those games.",
