@@ -14,7 +14,7 @@ from django.shortcuts import redirect, render, resolve_url
 from django.urls import reverse
 from django.utils.http import urlencode
 
-from . import page_cache, presentation, records, rules, services
+from . import page_cache, presentation, rules, services
 from .exceptions import (
     Blocked,
     GameNotFound,
@@ -24,7 +24,7 @@ from .exceptions import (
 )
 from .forms import ArchiveForm, MoveForm, NewGameForm, ReplayForm
 from .http import get_only, post_only
-from .models import Block, Game
+from .models import Block, Game, PlayerRecord, PlayerResult, Series
 
 LOBBY_PAGE_SIZE = 20
 ARCHIVE_PAGE_SIZE = 20
@@ -128,7 +128,7 @@ def _cached_lobby(request, part: str, template_name: str) -> HttpResponse:
 def _lobby_context(user, form: NewGameForm) -> dict:
     # The latest finished games, from the archive's first page; its "older" cursor
     # continues in the archive.
-    finished = records.archive_page(user, size=LOBBY_PAGE_SIZE)
+    finished = PlayerResult.objects.archive_page(user, size=LOBBY_PAGE_SIZE)
     return {
         "form": form,
         "active": [
@@ -330,14 +330,14 @@ def player_detail(request, username: str):
         "you_block": not own_page
         and Block.objects.blocks(blocker=request.user, blocked=player),
         "player": player,
-        "record": records.record_of(player),
-        "streak": presentation.streak_text(records.streak_of(player)),
+        "record": PlayerRecord.objects.record_of(player),
+        "streak": presentation.streak_text(PlayerResult.objects.streak(player)),
         "recent": _result_lines(
-            records.results_of(player)[:RECENT_GAMES], request.user
+            PlayerResult.objects.history(player)[:RECENT_GAMES], request.user
         ),
         "head_to_head": [
             (opponent, presentation.score_text(player, wins, losses, draws, opponent))
-            for opponent, wins, losses, draws in records.head_to_head(player)
+            for opponent, wins, losses, draws in Series.objects.head_to_head(player)
         ],
     }
     return render(request, "games/player_detail.html", context)
@@ -446,7 +446,7 @@ def archive(request):
         context = {"form": form, "error": _first_error(form), "results": []}
         return render(request, "games/archive.html", context, status=400)
     filters = form.cleaned_data
-    page = records.archive_page(
+    page = PlayerResult.objects.archive_page(
         request.user,
         result=filters["result"],
         opponent=filters["opponent"],

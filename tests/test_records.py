@@ -1,11 +1,11 @@
 """Player records, streaks and head-to-head: PlayerResult rows written by the
-services, the queries in games.records, and the player page."""
+services, the queries on their managers (games.models), and the player page."""
 
 import pytest
 from django.urls import reverse
 
 from games import records, rules, services
-from games.models import PlayerRecord, PlayerResult
+from games.models import PlayerRecord, PlayerResult, Series
 
 from .conftest import DRAW, X_WINS_ROW_0, forfeit_now, new_game
 
@@ -60,38 +60,40 @@ def test_a_running_game_has_no_rows(game, play):
 
 
 def test_record_splits_by_side_and_keeps_self_play_out(history, alice, bob, carol):
-    record = records.record_of(alice)
+    record = PlayerRecord.objects.record_of(alice)
     assert record.as_x == records.Tally(wins=1, forfeits=1)
     assert record.as_o == records.Tally(wins=2, draws=1)
     assert record.self_play == 1
     total = record.total
     assert (total.played, total.wins, total.all_losses, total.forfeits) == (5, 3, 1, 1)
     assert total.draws == 1
-    bob_record = records.record_of(bob)
+    bob_record = PlayerRecord.objects.record_of(bob)
     assert bob_record.as_x == records.Tally(forfeits=1, draws=1)
     assert bob_record.as_o == records.Tally(wins=1, losses=1)
-    assert records.record_of(carol).total == records.Tally(losses=1)
+    assert PlayerRecord.objects.record_of(carol).total == records.Tally(losses=1)
 
 
 def test_streaks(history, alice, bob, carol, make_user):
-    assert records.streak_of(alice) == records.Streak("win", 2)  # self-play skipped
-    assert records.streak_of(bob) == records.Streak("loss", 1)
-    assert records.streak_of(carol) == records.Streak("loss", 1)
-    assert records.streak_of(make_user("dave")) == records.Streak()
+    assert PlayerResult.objects.streak(alice) == records.Streak(
+        "win", 2
+    )  # self-play skipped
+    assert PlayerResult.objects.streak(bob) == records.Streak("loss", 1)
+    assert PlayerResult.objects.streak(carol) == records.Streak("loss", 1)
+    assert PlayerResult.objects.streak(make_user("dave")) == records.Streak()
 
 
 def test_a_loss_then_a_forfeit_is_one_losing_streak(alice, bob, play):
     play(new_game(alice, bob), *X_WINS_ROW_0)
     forfeit_now(new_game(bob, alice))
-    assert records.streak_of(bob) == records.Streak("loss", 2)
+    assert PlayerResult.objects.streak(bob) == records.Streak("loss", 2)
     play(new_game(alice, bob), *DRAW)
     play(new_game(bob, alice), *DRAW)
-    assert records.streak_of(bob) == records.Streak("draw", 2)
+    assert PlayerResult.objects.streak(bob) == records.Streak("draw", 2)
 
 
 def test_head_to_head_from_each_side(history, alice, bob, carol):
-    assert records.head_to_head(alice) == [(bob, 2, 1, 1), (carol, 1, 0, 0)]
-    assert records.head_to_head(bob) == [(alice, 1, 2, 1)]
+    assert Series.objects.head_to_head(alice) == [(bob, 2, 1, 1), (carol, 1, 0, 0)]
+    assert Series.objects.head_to_head(bob) == [(alice, 1, 2, 1)]
 
 
 def test_player_page(history, alice, bob, client_for):

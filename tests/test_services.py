@@ -13,7 +13,7 @@ from django.db.models import F
 from django.test import override_settings
 
 from games import events, exceptions, records, rules, services
-from games.models import Game, Move, PlayerRecord, Series
+from games.models import Game, Move, PlayerRecord, PlayerResult, Series
 from games.results import COUNTERS
 
 from .conftest import X_WINS_ROW_0, new_game, snapshot_tables
@@ -640,8 +640,8 @@ def test_aborts_leave_records_series_and_streaks_alone(alice, bob, play):
     before = (
         list(PlayerRecord.objects.order_by("pk").values()),
         list(Series.objects.order_by("pk").values()),
-        records.streak_of(alice),
-        records.head_to_head(alice),
+        PlayerResult.objects.streak(alice),
+        Series.objects.head_to_head(alice),
     )
     for creator, opponent in ((alice, bob), (bob, alice)):
         aborted = services.create_game(creator=creator, opponent=opponent)
@@ -649,8 +649,8 @@ def test_aborts_leave_records_series_and_streaks_alone(alice, bob, play):
     after = (
         list(PlayerRecord.objects.order_by("pk").values()),
         list(Series.objects.order_by("pk").values()),
-        records.streak_of(alice),
-        records.head_to_head(alice),
+        PlayerResult.objects.streak(alice),
+        Series.objects.head_to_head(alice),
     )
     assert after == before
     assert before[2] == records.Streak("win", 1)
