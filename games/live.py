@@ -648,7 +648,7 @@ class Hub:
                     # Changes made before LISTEN took effect (at start, or while
                     # reconnecting) were not heard: wake every stream with the
                     # current version of its game.
-                    await self._resync(conn)
+                    await self._resync()
                     self.listening.set()
                     delay = 0.5
                     async for notify in conn.notifies():
@@ -675,8 +675,7 @@ class Hub:
                     await pubsub.subscribe(redis_channel())
                     # As for PostgreSQL: what was published before the
                     # subscription took effect is read from the database.
-                    versions = await asyncio.to_thread(_versions, [*self.games])
-                    self._catch_up(versions)
+                    await self._resync()
                     self.listening.set()
                     delay = 0.5
                     async for message in pubsub.listen():
@@ -709,16 +708,10 @@ class Hub:
         )
         self.listening.set()
 
-    async def _resync(self, conn) -> None:
-        ids = list(self.games)
-        versions: dict[int, int] = {}
-        if ids:
-            table = Game._meta.db_table
-            cursor = await conn.execute(
-                f"SELECT id, version FROM {table} WHERE id = ANY(%s)", [ids]
-            )
-            versions = dict(await cursor.fetchall())
-        self._catch_up(versions)
+    async def _resync(self) -> None:
+        """Wake every stream with the current version of its game, read from
+        the database: what was sent before the listener listened."""
+        self._catch_up(await asyncio.to_thread(_versions, [*self.games]))
 
 
 def _discard(table: dict, key: int, subscriber: Subscriber) -> None:

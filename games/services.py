@@ -148,31 +148,18 @@ def _record_results(game: Game) -> None:
 
 
 def _add_to_records(rows: list[ResultRow]) -> None:
-    """+1 on each row's counter in its player's record, creating the record if
-    missing, in one INSERT ... ON CONFLICT DO UPDATE (SQLite and PostgreSQL both
-    have it; the ORM's update_conflicts can only overwrite a column, not add to
-    it). Rows come in player-id order, so concurrent game ends cannot deadlock."""
-    quote = connection.ops.quote_name
-    meta = PlayerRecord._meta
-    table = quote(meta.db_table)
-    key = meta.pk.column
-    counters = [meta.get_field(name).column for name in COUNTERS]
-    values = []
+    """+1 on each row's counter in its player's record: the records missing are
+    created (an INSERT that skips those that exist, or that a concurrent game end
+    is creating), then each is counted up in the database (F), so concurrent game
+    ends of one player both count. Rows come in player-id order, so concurrent
+    game ends lock records in the same order and cannot deadlock."""
+    PlayerRecord.objects.bulk_create(
+        [PlayerRecord(player_id=row.player_id) for row in rows], ignore_conflicts=True
+    )
     for row in rows:
         counter = counter_for(row.mark, row.outcome)
-        values.append([row.player_id, *(int(name == counter) for name in COUNTERS)])
-    one_row = "(" + ", ".join(["%s"] * (1 + len(counters))) + ")"
-    added = ", ".join(
-        f"{quote(column)} = {table}.{quote(column)} + excluded.{quote(column)}"
-        for column in counters
-    )
-    columns = ", ".join(quote(column) for column in [key, *counters])
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"INSERT INTO {table} ({columns}) VALUES "
-            f"{', '.join([one_row] * len(values))} "
-            f"ON CONFLICT ({quote(key)}) DO UPDATE SET {added}",
-            [value for row in values for value in row],
+        PlayerRecord.objects.filter(pk=row.player_id).update(
+            **{counter: F(counter) + 1}
         )
 
 
@@ -402,8 +389,8 @@ def join_invitation(*, game_id: int, secret: str, user: User) -> Game:
 # move from a second tab, the opponent's forfeit) makes it read and decide again;
 # a game that changes under every attempt is a Conflict. So SQLite's one writer
 # holds the lock for two statements, not for the whole move. Those statements and
-# the read are plain SQL: built by the ORM they cost ~0.6 ms of Python per move,
-# seven times what they cost as SQL (docs/performance.md).
+# the read are plain SQL: the move is the busiest write, and the ORM's Python
+# would be most of its cost (docs/performance.md, "Third pass").
 MOVE_ATTEMPTS = 3
 
 
@@ -476,18 +463,24 @@ def _decide_move(
     return mark, state
 
 
+def _table(model) -> str:
+    return connection.ops.quote_name(model._meta.db_table)
+
+
+def _column(model, field: str) -> str:
+    """The quoted column of `field` (a name or an attname) of `model`."""
+    return connection.ops.quote_name(model._meta.get_field(field).column)
+
+
+def _columns(model, fields, prefix: str = "") -> str:
+    return ", ".join(prefix + _column(model, field) for field in fields)
+
+
+_User = Game._meta.get_field("player_x").related_model
+
 # What a move reads of the game (in the model's field order, as Game.from_db
 # wants it; the other fields are loaded only if something asks for them) and of
 # its players: whether each one's account is open.
-MOVE_READ = """
-    SELECT game.id, game.player_x_id, game.player_o_id, game.status, game.board,
-           game.move_count, game.move_order, game.version, game.series_id,
-           player_x.is_active, player_o.is_active
-    FROM games_game game
-    LEFT JOIN auth_user player_x ON player_x.id = game.player_x_id
-    LEFT JOIN auth_user player_o ON player_o.id = game.player_o_id
-    WHERE game.id = %s
-"""
 MOVE_READ_FIELDS = (
     "id",
     "player_x_id",
@@ -499,17 +492,39 @@ MOVE_READ_FIELDS = (
     "version",
     "series_id",
 )
-# The moved game, written only if nobody changed it since it was read.
-MOVE_UPDATE = """
-    UPDATE games_game
-    SET board = %s, move_count = %s, status = %s, winning_line = %s,
-        finished_at = %s, version = %s, move_order = %s, updated_at = %s
-    WHERE id = %s AND version = %s
+MOVE_READ = f"""
+    SELECT {_columns(Game, MOVE_READ_FIELDS, prefix="game.")},
+           {_columns(_User, ["is_active"], prefix="player_x.")},
+           {_columns(_User, ["is_active"], prefix="player_o.")}
+    FROM {_table(Game)} game
+    LEFT JOIN {_table(_User)} player_x
+        ON player_x.{_column(_User, "id")} = game.{_column(Game, "player_x")}
+    LEFT JOIN {_table(_User)} player_o
+        ON player_o.{_column(_User, "id")} = game.{_column(Game, "player_o")}
+    WHERE game.{_column(Game, "id")} = %s
 """
-MOVE_INSERT = """
-    INSERT INTO games_move (game_id, sequence_number, "row", col, player, created_at)
-    VALUES (%s, %s, %s, %s, %s, %s)
-    RETURNING id
+# The moved game, written only if nobody changed it since it was read: the
+# values of MOVE_UPDATE_FIELDS, then the game's id and the version read.
+MOVE_UPDATE_FIELDS = (
+    "board",
+    "move_count",
+    "status",
+    "winning_line",
+    "finished_at",
+    "version",
+    "move_order",
+    "updated_at",
+)
+MOVE_UPDATE = f"""
+    UPDATE {_table(Game)}
+    SET {", ".join(f"{_column(Game, field)} = %s" for field in MOVE_UPDATE_FIELDS)}
+    WHERE {_column(Game, "id")} = %s AND {_column(Game, "version")} = %s
+"""
+MOVE_INSERT_FIELDS = ("game", "sequence_number", "row", "col", "player", "created_at")
+MOVE_INSERT = f"""
+    INSERT INTO {_table(Move)} ({_columns(Move, MOVE_INSERT_FIELDS)})
+    VALUES ({", ".join(["%s"] * len(MOVE_INSERT_FIELDS))})
+    RETURNING {_column(Move, "id")}
 """
 
 
@@ -537,7 +552,7 @@ def _store_move(game: Game, move: Move, *, seen_version: int) -> bool:
     with connection.cursor() as cursor:
         cursor.execute(
             MOVE_UPDATE,
-            [
+            [  # MOVE_UPDATE_FIELDS, then the row's id and version
                 game.board,
                 game.move_count,
                 game.status,
@@ -554,7 +569,7 @@ def _store_move(game: Game, move: Move, *, seen_version: int) -> bool:
             return False
         cursor.execute(
             MOVE_INSERT,
-            [
+            [  # MOVE_INSERT_FIELDS
                 game.pk,
                 move.sequence_number,
                 move.row,

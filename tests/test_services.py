@@ -299,7 +299,7 @@ def test_a_move_gives_up_on_a_game_that_keeps_changing(game, alice):
 def test_the_move_reads_the_game_fields_in_model_order():
     """Game.from_db places a partial row by the model's field order: the move's
     read must select its columns in that order, or values land in the wrong field."""
-    selected = re.findall(r"\bgame\.(\w+)", services.MOVE_READ.split("FROM")[0])
+    selected = re.findall(r'\bgame\."(\w+)"', services.MOVE_READ.split("FROM")[0])
     in_model_order = [
         field.attname
         for field in Game._meta.concrete_fields
