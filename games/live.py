@@ -1,9 +1,10 @@
 """Live updates: who must hear that a game changed, and how the news travels.
 
 Every change to a game (create, join, move, forfeit, end) is published once, from
-the game events (after commit). A `Change` names the game, its new version and
-whose lobbies care. The `Hub` of each server process keeps, per open stream, only
-the latest version (bounded memory), and wakes the streams that care.
+the game's signals (games.signals, after commit). A `Change` names the game, its
+new version and whose lobbies care. The `Hub` of each server process keeps, per
+open stream, only the latest version (bounded memory), and wakes the streams that
+care.
 
 Between processes the news travels through Redis pub/sub when REDIS_URL is set
 (several hosts, any database), else through PostgreSQL's LISTEN/NOTIFY. Both
@@ -48,7 +49,7 @@ from django.db import close_old_connections, connection, transaction
 from django.db.models.signals import post_delete, post_init, post_save
 from django.dispatch import receiver
 
-from . import events, private_dirs, stream_sessions
+from . import private_dirs, signals, stream_sessions
 from .models import Game, GameStatus
 
 logger = logging.getLogger("games.live")
@@ -269,7 +270,7 @@ def _change_for(game: Game, *, open_games: bool = False) -> Change:
     return Change(game.pk, game.version, players, open_games)
 
 
-@receiver(events.game_created, dispatch_uid="live_game_created")
+@receiver(signals.game_created, dispatch_uid="live_game_created")
 def publish_game_created(sender, *, game, **kwargs):
     publish(_change_for(game, open_games=game.is_waiting))
     if game.rematch_of_id is not None:
@@ -281,12 +282,12 @@ def publish_game_created(sender, *, game, **kwargs):
         publish(_change_for(old))
 
 
-@receiver(events.game_joined, dispatch_uid="live_game_joined")
+@receiver(signals.game_joined, dispatch_uid="live_game_joined")
 def publish_game_joined(sender, *, game, **kwargs):
     publish(_change_for(game, open_games=True))
 
 
-@receiver(events.move_made, dispatch_uid="live_move_made")
+@receiver(signals.move_made, dispatch_uid="live_move_made")
 def publish_move_made(sender, *, game, **kwargs):
     publish(_change_for(game))
 
@@ -295,7 +296,7 @@ def publish_move_made(sender, *, game, **kwargs):
 ENDED_BY_A_MOVE = frozenset({GameStatus.X_WON, GameStatus.O_WON, GameStatus.DRAW})
 
 
-@receiver(events.game_ended, dispatch_uid="live_game_ended")
+@receiver(signals.game_ended, dispatch_uid="live_game_ended")
 def publish_game_ended_without_a_move(sender, *, game, status, **kwargs):
     # An aborted game with a free side was an open game: the open-games lists
     # change too.

@@ -2,7 +2,8 @@
 
 Each action locks the game row (`select_for_update`; on SQLite the IMMEDIATE
 transaction serialises writers instead), lets `games.rules` decide, writes the
-Move and the Game together, and sends its events only after commit. A move, the
+Move and the Game together, and sends its signals (games.signals) only after
+commit. A move, the
 busiest action, decides before it takes the write lock and then writes only if
 the game is still as it read it (see `play_move`). A rejected action raises a
 `rules.Rejected` subclass (games.rules, games.exceptions) and leaves the stored
@@ -22,7 +23,7 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import Case, Count, Exists, F, PositiveIntegerField, Q, When
 from django.utils import timezone
 
-from . import events, rules
+from . import rules, signals
 from .exceptions import (
     AlreadyInGame,
     Blocked,
@@ -215,7 +216,7 @@ def _after_save(game: Game, state: rules.GameState) -> None:
         _list_aborted(game)
     if state.status.is_over:
         _after_commit(
-            events.game_ended,
+            signals.game_ended,
             game=game,
             status=game.status,
             winner=winner.value if winner else None,
@@ -293,7 +294,7 @@ def create_game(
         rematch_of=rematch_of,
         created_by=creator,
     )
-    _after_commit(events.game_created, game=game, player_x=x, player_o=o)
+    _after_commit(signals.game_created, game=game, player_x=x, player_o=o)
     return game
 
 
@@ -334,7 +335,7 @@ def _join(game: Game, user) -> Game:
             "updated_at",
         ]
     )
-    _after_commit(events.game_joined, game=game, player=user, mark=mark.value)
+    _after_commit(signals.game_joined, game=game, player=user, mark=mark.value)
     return game
 
 
@@ -421,7 +422,7 @@ def play_move(
                 if not _store_move(game, move, seen_version=seen_version):
                     continue  # the game changed since it was read
                 _after_commit(
-                    events.move_made,
+                    signals.move_made,
                     game=game,
                     move=move,
                     player=user,
@@ -741,7 +742,7 @@ def close_account(*, user: User) -> None:
 def deactivate_account(*, user: User) -> bool:
     """Make `user` inactive and settle their unfinished games, in one
     transaction: whoever deactivates (closing the account, staff in the admin, a
-    shell; games.signals catches a saved `is_active=False`). Each unfinished game
+    shell; games.receivers catches a saved `is_active=False`). Each unfinished game
     is left by the rules of `_leave` and gets a new `version`, so a move decided
     while the player could still act is decided again (play_move). Every game of
     theirs gets a new `updated_at`: the lobbies that list them

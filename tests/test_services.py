@@ -1,4 +1,4 @@
-"""games.services: every action, every rejection, and the events."""
+"""games.services: every action, every rejection, and the signals sent."""
 
 import logging
 import re
@@ -12,7 +12,7 @@ from django.db import connection
 from django.db.models import F
 from django.test import override_settings
 
-from games import events, exceptions, records, rules, services
+from games import exceptions, records, rules, services, signals
 from games.models import Game, Move, PlayerRecord, PlayerResult, Series
 from games.results import COUNTERS
 
@@ -21,16 +21,16 @@ from .conftest import X_WINS_ROW_0, new_game, snapshot_tables
 
 @pytest.fixture
 def received():
-    """Every event sent while the test runs, as (signal name, kwargs)."""
+    """Every game signal sent while the test runs, as (signal name, kwargs)."""
     log = []
-    signals = {
-        "game_created": events.game_created,
-        "game_joined": events.game_joined,
-        "move_made": events.move_made,
-        "game_ended": events.game_ended,
+    sent = {
+        "game_created": signals.game_created,
+        "game_joined": signals.game_joined,
+        "move_made": signals.move_made,
+        "game_ended": signals.game_ended,
     }
     receivers = {}
-    for name, signal in signals.items():
+    for name, signal in sent.items():
 
         def receiver(sender, _name=name, **kwargs):
             kwargs.pop("signal")
@@ -39,7 +39,7 @@ def received():
         receivers[name] = receiver
         signal.connect(receiver, weak=False)
     yield log
-    for name, signal in signals.items():
+    for name, signal in sent.items():
         signal.disconnect(receivers[name])
 
 
@@ -421,7 +421,7 @@ def test_series_counts_wins_draws_and_forfeits(alice, bob, play):
 def test_events_fire_once_after_commit_with_payload(
     alice, bob, received, django_capture_on_commit_callbacks, caplog
 ):
-    caplog.set_level(logging.INFO, logger="games.events")
+    caplog.set_level(logging.INFO, logger="games.signals")
     with django_capture_on_commit_callbacks(execute=False) as pending:
         game = services.create_game(creator=alice, opponent=bob)
     assert received == []  # nothing is sent before the commit
@@ -810,7 +810,7 @@ def test_leaving_changes_the_version_of_every_unfinished_game(
 
 def test_a_deactivation_saved_anywhere_settles_the_games(alice, bob, play):
     """`bob.is_active = False; bob.save()` in a shell settles his games as
-    closing does (games.signals); saving him again changes nothing more."""
+    closing does (games.receivers); saving him again changes nothing more."""
     stays = _bobs_turn_next(new_game(alice, bob), play)
     aborted = new_game(bob, alice)
     bob.is_active = False
