@@ -62,7 +62,7 @@ SIDES: tuple[Side, ...] = ("x", "o", "random")
 
 
 # The locked row: every field of the game (services save it back) and of its
-# players what services read: the name (events) and whether the account is
+# players what services read: the name (the signals) and whether the account is
 # closed. Fewer columns make the query of every action cheaper to build.
 LOCKED_FIELDS = (
     *(
@@ -140,7 +140,7 @@ def _score(game: Game, winner: rules.Mark | None) -> None:
 
 def _record_results(game: Game) -> None:
     """The finished game's rows in each player's history, and +1 on each player's
-    record counter, in the same transaction: two statements."""
+    record counter, in the same transaction."""
     rows = sorted(result_rows(game.player_x_id, game.player_o_id, game.status))
     PlayerResult.objects.bulk_create(
         PlayerResult(game=game, **row._asdict()) for row in rows
