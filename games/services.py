@@ -61,6 +61,21 @@ Side = Literal["x", "o", "random"]
 SIDES: tuple[Side, ...] = ("x", "o", "random")
 
 
+# The services' few SQL statements (the move's, the records') name tables and
+# columns as the models do.
+def _table(model) -> str:
+    return connection.ops.quote_name(model._meta.db_table)
+
+
+def _column(model, field: str) -> str:
+    """The quoted column of `field` (a name or an attname) of `model`."""
+    return connection.ops.quote_name(model._meta.get_field(field).column)
+
+
+def _columns(model, fields, prefix: str = "") -> str:
+    return ", ".join(prefix + _column(model, field) for field in fields)
+
+
 # The locked row: every field of the game (services save it back) and of its
 # players what services read: the name (the signals) and whether the account is
 # closed. Fewer columns make the query of every action cheaper to build.
@@ -148,20 +163,39 @@ def _record_results(game: Game) -> None:
     _add_to_records(rows)
 
 
+# +1 on a counter of each player's record, the record created if missing: one
+# statement for the one or two rows of a finished game. The ORM's
+# update_conflicts can only overwrite a column, not add to it; created and
+# counted up through the ORM, the records cost two more statements
+# (docs/performance.md, "The records write of a finished game").
+RECORD_COLUMNS = ("player", *COUNTERS)
+
+
+def _records_add(rows: int) -> str:
+    table = _table(PlayerRecord)
+    one_row = "(" + ", ".join(["%s"] * len(RECORD_COLUMNS)) + ")"
+    counters = [_column(PlayerRecord, counter) for counter in COUNTERS]
+    added = ", ".join(f"{c} = {table}.{c} + excluded.{c}" for c in counters)
+    return f"""
+        INSERT INTO {table} ({_columns(PlayerRecord, RECORD_COLUMNS)})
+        VALUES {", ".join([one_row] * rows)}
+        ON CONFLICT ({_column(PlayerRecord, "player")}) DO UPDATE SET {added}
+    """
+
+
+RECORDS_ADD = {rows: _records_add(rows) for rows in (1, 2)}
+
+
 def _add_to_records(rows: list[ResultRow]) -> None:
-    """+1 on each row's counter in its player's record: the records missing are
-    created (an INSERT that skips those that exist, or that a concurrent game end
-    is creating), then each is counted up in the database (F), so concurrent game
-    ends of one player both count. Rows come in player-id order, so concurrent
-    game ends lock records in the same order and cannot deadlock."""
-    PlayerRecord.objects.bulk_create(
-        [PlayerRecord(player_id=row.player_id) for row in rows], ignore_conflicts=True
-    )
+    """+1 on each row's counter in its player's record (RECORDS_ADD). Rows come
+    in player-id order, so concurrent game ends lock records in the same order
+    and cannot deadlock."""
+    values = []
     for row in rows:
         counter = counter_for(row.mark, row.outcome)
-        PlayerRecord.objects.filter(pk=row.player_id).update(
-            **{counter: F(counter) + 1}
-        )
+        values += [row.player_id, *(int(name == counter) for name in COUNTERS)]
+    with connection.cursor() as cursor:
+        cursor.execute(RECORDS_ADD[len(rows)], values)
 
 
 def _list_aborted(game: Game) -> None:
@@ -171,6 +205,20 @@ def _list_aborted(game: Game) -> None:
         PlayerResult(game=game, **row._asdict())
         for row in result_rows(game.player_x_id, game.player_o_id, game.status)
     )
+
+
+# The columns a new state writes: what _apply sets, the order of the moves and
+# the time of the write.
+STATE_FIELDS = (
+    "board",
+    "move_count",
+    "status",
+    "winning_line",
+    "finished_at",
+    "version",
+    "move_order",
+    "updated_at",
+)
 
 
 def _apply(game: Game, state: rules.GameState) -> None:
@@ -189,19 +237,7 @@ def _apply(game: Game, state: rules.GameState) -> None:
 
 def _save(game: Game, state: rules.GameState) -> None:
     _apply(game, state)
-    game.save(
-        update_fields=[
-            "board",
-            "move_count",
-            "status",
-            "winning_line",
-            "finished_at",
-            "version",
-            "move_order",
-            "aborted_by",
-            "updated_at",
-        ]
-    )
+    game.save(update_fields=[*STATE_FIELDS, "aborted_by"])
     _after_save(game, state)
 
 
@@ -464,19 +500,6 @@ def _decide_move(
     return mark, state
 
 
-def _table(model) -> str:
-    return connection.ops.quote_name(model._meta.db_table)
-
-
-def _column(model, field: str) -> str:
-    """The quoted column of `field` (a name or an attname) of `model`."""
-    return connection.ops.quote_name(model._meta.get_field(field).column)
-
-
-def _columns(model, fields, prefix: str = "") -> str:
-    return ", ".join(prefix + _column(model, field) for field in fields)
-
-
 _User = Game._meta.get_field("player_x").related_model
 
 # What a move reads of the game (in the model's field order, as Game.from_db
@@ -505,20 +528,10 @@ MOVE_READ = f"""
     WHERE game.{_column(Game, "id")} = %s
 """
 # The moved game, written only if nobody changed it since it was read: the
-# values of MOVE_UPDATE_FIELDS, then the game's id and the version read.
-MOVE_UPDATE_FIELDS = (
-    "board",
-    "move_count",
-    "status",
-    "winning_line",
-    "finished_at",
-    "version",
-    "move_order",
-    "updated_at",
-)
+# values of STATE_FIELDS, then the game's id and the version read.
 MOVE_UPDATE = f"""
     UPDATE {_table(Game)}
-    SET {", ".join(f"{_column(Game, field)} = %s" for field in MOVE_UPDATE_FIELDS)}
+    SET {", ".join(f"{_column(Game, field)} = %s" for field in STATE_FIELDS)}
     WHERE {_column(Game, "id")} = %s AND {_column(Game, "version")} = %s
 """
 MOVE_INSERT_FIELDS = ("game", "sequence_number", "row", "col", "player", "created_at")
@@ -553,7 +566,7 @@ def _store_move(game: Game, move: Move, *, seen_version: int) -> bool:
     with connection.cursor() as cursor:
         cursor.execute(
             MOVE_UPDATE,
-            [  # MOVE_UPDATE_FIELDS, then the row's id and version
+            [  # STATE_FIELDS, then the row's id and version
                 game.board,
                 game.move_count,
                 game.status,
