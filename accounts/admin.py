@@ -9,7 +9,8 @@ from django.contrib.auth.admin import UserAdmin
 from django.urls import reverse
 from django.utils.html import format_html
 
-from games import presentation, records
+from games import presentation
+from games.models import PlayerRecord, PlayerResult
 
 User = get_user_model()
 
@@ -46,8 +47,8 @@ class PlayerAdmin(UserAdmin):
     def games_record(self, obj) -> str:
         if obj.pk is None:
             return "-"
-        total = records.record_of(obj).total
-        streak = presentation.streak_text(records.streak_of(obj))
+        total = PlayerRecord.objects.record_of(obj).total
+        streak = presentation.streak_text(PlayerResult.objects.streak(obj))
         return format_html(
             "{} played: {} won, {} lost ({} by forfeit), {} drawn. "
             'Current streak: {}. <a href="{}">Player page</a>',

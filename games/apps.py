@@ -6,5 +6,5 @@ class GamesConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self):
-        # Connect the event receivers; register the system checks.
-        from . import checks, events, live, signals  # noqa: F401
+        # Connect the receivers; register the system checks.
+        from . import checks, live, receivers, signals  # noqa: F401

@@ -1,4 +1,9 @@
-"""Method decorators that answer a wrong method with a readable 405 page."""
+"""Method decorators that answer a wrong method with a readable 405 page.
+
+Not Django's require_http_methods: it answers with an empty body, and every
+refusal of this site's pages says what to do instead (/healthz, for machines,
+keeps Django's require_safe).
+"""
 
 from functools import wraps
 
@@ -35,4 +40,3 @@ def allow_methods(*methods: str, hint: str = GAME_BUTTONS_HINT):
 
 get_only = allow_methods("GET")
 post_only = allow_methods("POST")
-get_or_post = allow_methods("GET", "POST")

@@ -1,9 +1,10 @@
 """Live updates: who must hear that a game changed, and how the news travels.
 
 Every change to a game (create, join, move, forfeit, end) is published once, from
-the game events (after commit). A `Change` names the game, its new version and
-whose lobbies care. The `Hub` of each server process keeps, per open stream, only
-the latest version (bounded memory), and wakes the streams that care.
+the game's signals (games.signals, after commit). A `Change` names the game, its
+new version and whose lobbies care. The `Hub` of each server process keeps, per
+open stream, only the latest version (bounded memory), and wakes the streams that
+care.
 
 Between processes the news travels through Redis pub/sub when REDIS_URL is set
 (several hosts, any database), else through PostgreSQL's LISTEN/NOTIFY. Both
@@ -48,7 +49,7 @@ from django.db import close_old_connections, connection, transaction
 from django.db.models.signals import post_delete, post_init, post_save
 from django.dispatch import receiver
 
-from . import events, private_dirs, stream_sessions
+from . import private_dirs, signals, stream_sessions
 from .models import Game, GameStatus
 
 logger = logging.getLogger("games.live")
@@ -269,7 +270,7 @@ def _change_for(game: Game, *, open_games: bool = False) -> Change:
     return Change(game.pk, game.version, players, open_games)
 
 
-@receiver(events.game_created, dispatch_uid="live_game_created")
+@receiver(signals.game_created, dispatch_uid="live_game_created")
 def publish_game_created(sender, *, game, **kwargs):
     publish(_change_for(game, open_games=game.is_waiting))
     if game.rematch_of_id is not None:
@@ -281,12 +282,12 @@ def publish_game_created(sender, *, game, **kwargs):
         publish(_change_for(old))
 
 
-@receiver(events.game_joined, dispatch_uid="live_game_joined")
+@receiver(signals.game_joined, dispatch_uid="live_game_joined")
 def publish_game_joined(sender, *, game, **kwargs):
     publish(_change_for(game, open_games=True))
 
 
-@receiver(events.move_made, dispatch_uid="live_move_made")
+@receiver(signals.move_made, dispatch_uid="live_move_made")
 def publish_move_made(sender, *, game, **kwargs):
     publish(_change_for(game))
 
@@ -295,7 +296,7 @@ def publish_move_made(sender, *, game, **kwargs):
 ENDED_BY_A_MOVE = frozenset({GameStatus.X_WON, GameStatus.O_WON, GameStatus.DRAW})
 
 
-@receiver(events.game_ended, dispatch_uid="live_game_ended")
+@receiver(signals.game_ended, dispatch_uid="live_game_ended")
 def publish_game_ended_without_a_move(sender, *, game, status, **kwargs):
     # An aborted game with a free side was an open game: the open-games lists
     # change too.
@@ -648,7 +649,7 @@ class Hub:
                     # Changes made before LISTEN took effect (at start, or while
                     # reconnecting) were not heard: wake every stream with the
                     # current version of its game.
-                    await self._resync(conn)
+                    await self._resync()
                     self.listening.set()
                     delay = 0.5
                     async for notify in conn.notifies():
@@ -675,8 +676,7 @@ class Hub:
                     await pubsub.subscribe(redis_channel())
                     # As for PostgreSQL: what was published before the
                     # subscription took effect is read from the database.
-                    versions = await asyncio.to_thread(_versions, [*self.games])
-                    self._catch_up(versions)
+                    await self._resync()
                     self.listening.set()
                     delay = 0.5
                     async for message in pubsub.listen():
@@ -709,16 +709,10 @@ class Hub:
         )
         self.listening.set()
 
-    async def _resync(self, conn) -> None:
-        ids = list(self.games)
-        versions: dict[int, int] = {}
-        if ids:
-            table = Game._meta.db_table
-            cursor = await conn.execute(
-                f"SELECT id, version FROM {table} WHERE id = ANY(%s)", [ids]
-            )
-            versions = dict(await cursor.fetchall())
-        self._catch_up(versions)
+    async def _resync(self) -> None:
+        """Wake every stream with the current version of its game, read from
+        the database: what was sent before the listener listened."""
+        self._catch_up(await asyncio.to_thread(_versions, [*self.games]))
 
 
 def _discard(table: dict, key: int, subscriber: Subscriber) -> None:

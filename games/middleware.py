@@ -2,7 +2,7 @@
 
 No address, form field or query parameter of this site has a use for NUL
 (U+0000), and PostgreSQL refuses it in text: a NUL that reached a query (the
-admin's list filters, for one) was a 500. A 400 page that says so instead.
+admin's list filters, for one) would be a 500. A 400 page says so instead.
 """
 
 from django.shortcuts import render

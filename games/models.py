@@ -11,12 +11,24 @@ from collections import Counter, defaultdict
 
 from django.conf import settings
 from django.db import models
-from django.db.models import BooleanField, Case, Count, F, Max, Q, Sum, Value, When
-from django.db.models.functions import Length, Replace
+from django.db.models import (
+    BooleanField,
+    Case,
+    Count,
+    F,
+    Max,
+    Q,
+    Subquery,
+    Sum,
+    Value,
+    When,
+)
+from django.db.models.functions import Coalesce, Length, Replace
 from django.db.models.lookups import Exact, In
 from django.urls import reverse
 
 from . import rules
+from .records import LOSSES, RESULT_FILTERS, ArchivePage, Record, Streak, Tally
 from .results import counter_for
 
 
@@ -60,6 +72,30 @@ O_COUNT = _count("board", rules.Mark.O)
 EMPTY_COUNT = _count("board", rules.EMPTY)
 
 
+class SeriesQuerySet(models.QuerySet):
+    def head_to_head(self, player) -> list[tuple[object, int, int, int]]:
+        """(opponent, player's wins, opponent's wins, draws) against every
+        opponent with a counted game, most games first: one query, one row per
+        opponent."""
+        series = (
+            self.filter(Q(player_a=player) | Q(player_b=player))
+            .exclude(player_a=F("player_b"))
+            .select_related("player_a", "player_b")
+            .annotate(played=F("a_wins") + F("b_wins") + F("draws"))
+            .filter(played__gt=0)
+            .order_by("-played", "-id")
+        )
+        rows = []
+        for pair in series:
+            mine_is_a = pair.player_a_id == player.pk
+            opponent = pair.player_b if mine_is_a else pair.player_a
+            wins, losses = (
+                (pair.a_wins, pair.b_wins) if mine_is_a else (pair.b_wins, pair.a_wins)
+            )
+            rows.append((opponent, wins, losses, pair.draws))
+        return rows
+
+
 class Series(models.Model):
     """The running score between two players (or one, playing both sides), kept by
     games.services when a game ends, so that a game page shows it from one join."""
@@ -73,6 +109,8 @@ class Series(models.Model):
     a_wins = models.PositiveIntegerField(default=0)
     b_wins = models.PositiveIntegerField(default=0)
     draws = models.PositiveIntegerField(default=0)
+
+    objects = SeriesQuerySet.as_manager()
 
     class Meta:
         verbose_name_plural = "series"
@@ -597,6 +635,77 @@ UNCOUNTED_OUTCOMES = [ResultOutcome.SELF_PLAY, ResultOutcome.ABORTED]
 
 
 class PlayerResultQuerySet(models.QuerySet):
+    """A player's history, streak and archive pages: each a bounded index range
+    scan over the player's rows (one per finished game), so a page costs the
+    same however many games there are."""
+
+    def history(self, player) -> "PlayerResultQuerySet":
+        """The player's finished games, newest first, with what each row
+        displays (and no other column)."""
+        return (
+            self.filter(player=player)
+            .select_related("game", "game__player_x", "game__player_o", "opponent")
+            .only(
+                "player",
+                "mark",
+                "outcome",
+                "opponent__username",
+                "opponent__is_active",
+                "game__finished_at",
+                *(f"game__{field}" for field in GAME_ROW_FIELDS),
+            )
+        )
+
+    def streak(self, player) -> Streak:
+        """The latest counted result, and how many results since the last
+        different one: two queries, each bounded by an index range (self-play
+        and aborted games do not count, a forfeit is a loss)."""
+        counted = self.filter(player=player).exclude(outcome__in=UNCOUNTED_OUTCOMES)
+        latest = counted.values_list("outcome", flat=True).first()
+        if latest is None:
+            return Streak()
+        same = LOSSES if latest in LOSSES else [latest]
+        last_other = counted.exclude(outcome__in=same).order_by("-id").values("id")[:1]
+        length = counted.filter(id__gt=Coalesce(Subquery(last_other), 0)).count()
+        return Streak("loss" if latest in LOSSES else latest, length)
+
+    def archive_page(
+        self,
+        player,
+        *,
+        result: str = "",
+        opponent=None,
+        before: int | None = None,
+        after: int | None = None,
+        size: int = 20,
+    ) -> ArchivePage:
+        """Keyset pagination on the result id: one query of `size + 1` rows, no
+        COUNT. `result` is a key of RESULT_FILTERS (or "" for all)."""
+        rows = self.history(player)
+        if result:
+            rows = rows.filter(outcome__in=RESULT_FILTERS[result][1])
+        if opponent is not None:
+            rows = rows.filter(opponent=opponent)
+        if after is not None:
+            page = list(rows.filter(id__gt=after).order_by("id")[: size + 1])
+            more = len(page) > size
+            page = page[:size][::-1]
+            return ArchivePage(
+                page,
+                newer_than=page[0].pk if more and page else None,
+                older_than=page[-1].pk if page else None,
+            )
+        if before is not None:
+            rows = rows.filter(id__lt=before)
+        page = list(rows.order_by("-id")[: size + 1])
+        more = len(page) > size
+        page = page[:size]
+        return ArchivePage(
+            page,
+            newer_than=page[0].pk if before is not None and page else None,
+            older_than=page[-1].pk if more else None,
+        )
+
     def counters(self) -> dict[int, Counter]:
         """{player id: {PlayerRecord counter: how many rows add 1 to it}}: the
         tally the services recount records with and check_games verifies."""
@@ -694,6 +803,19 @@ class PlayerResult(models.Model):
         return f"Game {self.game_id}: {self.outcome} for {self.player_id}"
 
 
+class PlayerRecordQuerySet(models.QuerySet):
+    def record_of(self, player) -> Record:
+        """One primary-key read of the counters the services keep."""
+        row = self.filter(player=player).first()
+        if row is None:
+            return Record()
+        return Record(
+            as_x=Tally(row.x_wins, row.x_losses, row.x_forfeits, row.x_draws),
+            as_o=Tally(row.o_wins, row.o_losses, row.o_forfeits, row.o_draws),
+            self_play=row.self_play,
+        )
+
+
 class PlayerRecord(models.Model):
     """A player's totals, one row per player, kept by games.services in the
     transaction that ends a game (from the same rows as PlayerResult), so the
@@ -716,6 +838,8 @@ class PlayerRecord(models.Model):
     o_forfeits = models.PositiveIntegerField(default=0)
     o_draws = models.PositiveIntegerField(default=0)
     self_play = models.PositiveIntegerField(default=0)
+
+    objects = PlayerRecordQuerySet.as_manager()
 
     def __str__(self) -> str:
         return f"Record of {self.player_id}"

@@ -2,25 +2,48 @@
 
 Each action locks the game row (`select_for_update`; on SQLite the IMMEDIATE
 transaction serialises writers instead), lets `games.rules` decide, writes the
-Move and the Game together, and sends its events only after commit. A move, the
+Move and the Game together, and sends its signals (games.signals) only after
+commit. A move, the
 busiest action, decides before it takes the write lock and then writes only if
 the game is still as it read it (see `play_move`). A rejected action raises a
-`rules.Rejected` subclass and leaves the stored game untouched.
+`rules.Rejected` subclass (games.rules, games.exceptions) and leaves the stored
+game untouched.
 """
 
 import hmac
 import secrets
 from collections.abc import Callable
-from functools import partial
+from functools import partial, wraps
 from typing import Literal
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
+from django.contrib.auth.base_user import AbstractBaseUser as User
 from django.db import IntegrityError, connection, transaction
 from django.db.models import Case, Count, Exists, F, PositiveIntegerField, Q, When
 from django.utils import timezone
 
-from . import events, rules
+from . import rules, signals
+from .exceptions import (
+    AlreadyInGame,
+    Blocked,
+    CannotBlockSelf,
+    Conflict,
+    GameFull,
+    GameNotFinished,
+    GameNotFound,
+    GameNotStarted,
+    InvalidSide,
+    InvitationGone,
+    InvitationNotFound,
+    InvitationOnly,
+    NoOpponent,
+    NotAPlayer,
+    PlayerLeft,
+    StaleMove,
+    TooManyOpenGames,
+    TooManyUnstartedGames,
+)
 from .models import (
     RESULT_STATUSES,
     Block,
@@ -38,89 +61,23 @@ Side = Literal["x", "o", "random"]
 SIDES: tuple[Side, ...] = ("x", "o", "random")
 
 
-class GameNotFound(rules.Rejected):
-    message = "There is no such game."
+# The services' few SQL statements (the move's, the records') name tables and
+# columns as the models do.
+def _table(model) -> str:
+    return connection.ops.quote_name(model._meta.db_table)
 
 
-class NotAPlayer(rules.Rejected):
-    message = "You are not a player in this game."
+def _column(model, field: str) -> str:
+    """The quoted column of `field` (a name or an attname) of `model`."""
+    return connection.ops.quote_name(model._meta.get_field(field).column)
 
 
-class UnknownOpponent(rules.Rejected):
-    message = "There is no player with that username."
-
-
-class InvalidSide(rules.Rejected):
-    message = "Choose a side: x, o or random."
-
-
-class StaleMove(rules.Rejected):
-    message = "The board changed since you saw it. Here is the current board."
-
-
-class GameNotStarted(rules.Rejected):
-    message = "The game has not started yet: it is waiting for an opponent to join."
-
-
-class GameFull(rules.Rejected):
-    message = "This game already has two players."
-
-
-class AlreadyInGame(rules.Rejected):
-    message = "You are already a player in this game."
-
-
-class GameNotFinished(rules.Rejected):
-    message = "A rematch can only start once the game is over."
-
-
-class TooManyOpenGames(rules.Rejected):
-    message = "You already have the maximum number of open games waiting for players."
-
-
-class PlayerLeft(rules.Rejected):
-    message = "That player has closed their account: no new games with them."
-
-
-class TooManyUnstartedGames(rules.Rejected):
-    message = "You already have the maximum number of games nobody has answered."
-
-
-class NoOpponent(rules.Rejected):
-    message = "Nobody joined this game: start a new one from the lobby."
-
-
-class Blocked(rules.Rejected):
-    """The other player blocked you (Block): no new game with them."""
-
-    def __init__(self, blocker):
-        super().__init__(
-            f"{blocker.get_username()} does not accept challenges from you."
-        )
-
-
-class InvitationOnly(rules.Rejected):
-    message = "This game is by invitation only: join it with the link you were sent."
-
-
-class InvitationNotFound(rules.Rejected):
-    message = "There is no such invitation: check the link you were sent."
-
-
-class InvitationGone(rules.Rejected):
-    message = "This invitation is no longer open."
-
-
-class CannotBlockSelf(rules.Rejected):
-    message = "You cannot block yourself."
-
-
-class Conflict(rules.Rejected):
-    message = "The game changed while your action was being saved. Please try again."
+def _columns(model, fields, prefix: str = "") -> str:
+    return ", ".join(prefix + _column(model, field) for field in fields)
 
 
 # The locked row: every field of the game (services save it back) and of its
-# players what services read: the name (events) and whether the account is
+# players what services read: the name (the signals) and whether the account is
 # closed. Fewer columns make the query of every action cheaper to build.
 LOCKED_FIELDS = (
     *(
@@ -152,13 +109,19 @@ def _after_commit(signal, **payload) -> None:
     transaction.on_commit(send)
 
 
-def _atomic_action(action):
-    """Run `action` in one transaction; a constraint violation becomes a Conflict."""
-    try:
-        with transaction.atomic():
-            return action()
-    except IntegrityError as exc:
-        raise Conflict() from exc
+def atomic_action[**P, R](service: Callable[P, R]) -> Callable[P, R]:
+    """`service` runs in one transaction; a constraint violation (a write that
+    raced another) becomes a Conflict."""
+
+    @wraps(service)
+    def in_transaction(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            with transaction.atomic():
+                return service(*args, **kwargs)
+        except IntegrityError as exc:
+            raise Conflict() from exc
+
+    return in_transaction
 
 
 def _series_for(player_1, player_2) -> Series:
@@ -192,7 +155,7 @@ def _score(game: Game, winner: rules.Mark | None) -> None:
 
 def _record_results(game: Game) -> None:
     """The finished game's rows in each player's history, and +1 on each player's
-    record counter, in the same transaction: two statements."""
+    record counter, in the same transaction."""
     rows = sorted(result_rows(game.player_x_id, game.player_o_id, game.status))
     PlayerResult.objects.bulk_create(
         PlayerResult(game=game, **row._asdict()) for row in rows
@@ -200,33 +163,39 @@ def _record_results(game: Game) -> None:
     _add_to_records(rows)
 
 
+# +1 on a counter of each player's record, the record created if missing: one
+# statement for the one or two rows of a finished game. The ORM's
+# update_conflicts can only overwrite a column, not add to it; created and
+# counted up through the ORM, the records cost two more statements
+# (docs/performance.md, "The records write of a finished game").
+RECORD_COLUMNS = ("player", *COUNTERS)
+
+
+def _records_add(rows: int) -> str:
+    table = _table(PlayerRecord)
+    one_row = "(" + ", ".join(["%s"] * len(RECORD_COLUMNS)) + ")"
+    counters = [_column(PlayerRecord, counter) for counter in COUNTERS]
+    added = ", ".join(f"{c} = {table}.{c} + excluded.{c}" for c in counters)
+    return f"""
+        INSERT INTO {table} ({_columns(PlayerRecord, RECORD_COLUMNS)})
+        VALUES {", ".join([one_row] * rows)}
+        ON CONFLICT ({_column(PlayerRecord, "player")}) DO UPDATE SET {added}
+    """
+
+
+RECORDS_ADD = {rows: _records_add(rows) for rows in (1, 2)}
+
+
 def _add_to_records(rows: list[ResultRow]) -> None:
-    """+1 on each row's counter in its player's record, creating the record if
-    missing, in one INSERT ... ON CONFLICT DO UPDATE (SQLite and PostgreSQL both
-    have it; the ORM's update_conflicts can only overwrite a column, not add to
-    it). Rows come in player-id order, so concurrent game ends cannot deadlock."""
-    quote = connection.ops.quote_name
-    meta = PlayerRecord._meta
-    table = quote(meta.db_table)
-    key = meta.pk.column
-    counters = [meta.get_field(name).column for name in COUNTERS]
+    """+1 on each row's counter in its player's record (RECORDS_ADD). Rows come
+    in player-id order, so concurrent game ends lock records in the same order
+    and cannot deadlock."""
     values = []
     for row in rows:
         counter = counter_for(row.mark, row.outcome)
-        values.append([row.player_id, *(int(name == counter) for name in COUNTERS)])
-    one_row = "(" + ", ".join(["%s"] * (1 + len(counters))) + ")"
-    added = ", ".join(
-        f"{quote(column)} = {table}.{quote(column)} + excluded.{quote(column)}"
-        for column in counters
-    )
-    columns = ", ".join(quote(column) for column in [key, *counters])
+        values += [row.player_id, *(int(name == counter) for name in COUNTERS)]
     with connection.cursor() as cursor:
-        cursor.execute(
-            f"INSERT INTO {table} ({columns}) VALUES "
-            f"{', '.join([one_row] * len(values))} "
-            f"ON CONFLICT ({quote(key)}) DO UPDATE SET {added}",
-            [value for row in values for value in row],
-        )
+        cursor.execute(RECORDS_ADD[len(rows)], values)
 
 
 def _list_aborted(game: Game) -> None:
@@ -236,6 +205,20 @@ def _list_aborted(game: Game) -> None:
         PlayerResult(game=game, **row._asdict())
         for row in result_rows(game.player_x_id, game.player_o_id, game.status)
     )
+
+
+# The columns a new state writes: what _apply sets, the order of the moves and
+# the time of the write.
+STATE_FIELDS = (
+    "board",
+    "move_count",
+    "status",
+    "winning_line",
+    "finished_at",
+    "version",
+    "move_order",
+    "updated_at",
+)
 
 
 def _apply(game: Game, state: rules.GameState) -> None:
@@ -254,19 +237,7 @@ def _apply(game: Game, state: rules.GameState) -> None:
 
 def _save(game: Game, state: rules.GameState) -> None:
     _apply(game, state)
-    game.save(
-        update_fields=[
-            "board",
-            "move_count",
-            "status",
-            "winning_line",
-            "finished_at",
-            "version",
-            "move_order",
-            "aborted_by",
-            "updated_at",
-        ]
-    )
+    game.save(update_fields=[*STATE_FIELDS, "aborted_by"])
     _after_save(game, state)
 
 
@@ -281,7 +252,7 @@ def _after_save(game: Game, state: rules.GameState) -> None:
         _list_aborted(game)
     if state.status.is_over:
         _after_commit(
-            events.game_ended,
+            signals.game_ended,
             game=game,
             status=game.status,
             winner=winner.value if winner else None,
@@ -324,52 +295,52 @@ def _check_not_blocked(*, blocker, user) -> None:
         raise Blocked(blocker)
 
 
-def create_game(*, creator, opponent=None, side: Side = "x", rematch_of=None) -> Game:
+@atomic_action
+def create_game(
+    *,
+    creator: User,
+    opponent: User | None = None,
+    side: Side = "x",
+    rematch_of: Game | None = None,
+) -> Game:
     """A new game. `opponent` None opens it to anyone; `creator` again is self-play."""
     if side not in SIDES:
         raise InvalidSide()
     if side == "random":
         side = secrets.choice(("x", "o"))
-
-    def action() -> Game:
-        if opponent is None or opponent.pk != creator.pk:
-            # Lock the creator's row so that concurrent creates count correctly,
-            # and the opponent's, so that a game cannot start against an account
-            # being closed (close_account); in id order, against deadlocks.
-            players = {creator.pk} | ({opponent.pk} if opponent else set())
-            locked = get_user_model().objects.select_for_update().filter(pk__in=players)
-            if not all(player.is_active for player in locked.order_by("pk")):
-                raise PlayerLeft()
-            if opponent is None:
-                _check_open_limit(creator)
-            else:
-                _check_not_blocked(blocker=opponent, user=creator)
-                _check_unstarted_limits(creator, opponent)
-        x, o = (creator, opponent) if side == "x" else (opponent, creator)
-        game = Game.objects.create(
-            player_x=x,
-            player_o=o,
-            series=None if opponent is None else _series_for(x, o),
-            status=GameStatus.WAITING if opponent is None else GameStatus.IN_PROGRESS,
-            rematch_of=rematch_of,
-            created_by=creator,
-        )
-        _after_commit(events.game_created, game=game, player_x=x, player_o=o)
-        return game
-
-    return _atomic_action(action)
+    if opponent is None or opponent.pk != creator.pk:
+        # Lock the creator's row so that concurrent creates count correctly,
+        # and the opponent's, so that a game cannot start against an account
+        # being closed (close_account); in id order, against deadlocks.
+        players = {creator.pk} | ({opponent.pk} if opponent else set())
+        locked = get_user_model().objects.select_for_update().filter(pk__in=players)
+        if not all(player.is_active for player in locked.order_by("pk")):
+            raise PlayerLeft()
+        if opponent is None:
+            _check_open_limit(creator)
+        else:
+            _check_not_blocked(blocker=opponent, user=creator)
+            _check_unstarted_limits(creator, opponent)
+    x, o = (creator, opponent) if side == "x" else (opponent, creator)
+    game = Game.objects.create(
+        player_x=x,
+        player_o=o,
+        series=None if opponent is None else _series_for(x, o),
+        status=GameStatus.WAITING if opponent is None else GameStatus.IN_PROGRESS,
+        rematch_of=rematch_of,
+        created_by=creator,
+    )
+    _after_commit(signals.game_created, game=game, player_x=x, player_o=o)
+    return game
 
 
-def join_game(*, game_id: int, user) -> Game:
+@atomic_action
+def join_game(*, game_id: int, user: User) -> Game:
     """Take the free side of an open game (not an invitation: join_invitation)."""
-
-    def action() -> Game:
-        game = _locked_game(game_id)
-        if Invitation.objects.filter(game=game).exists():
-            raise InvitationOnly()
-        return _join(game, user)
-
-    return _atomic_action(action)
+    game = _locked_game(game_id)
+    if Invitation.objects.filter(game=game).exists():
+        raise InvitationOnly()
+    return _join(game, user)
 
 
 def _join(game: Game, user) -> Game:
@@ -400,7 +371,7 @@ def _join(game: Game, user) -> Game:
             "updated_at",
         ]
     )
-    _after_commit(events.game_joined, game=game, player=user, mark=mark.value)
+    _after_commit(signals.game_joined, game=game, player=user, mark=mark.value)
     return game
 
 
@@ -408,18 +379,15 @@ def _join(game: Game, user) -> Game:
 INVITATION_BYTES = 32
 
 
-def create_invitation(*, creator, side: Side = "x") -> Invitation:
+@atomic_action
+def create_invitation(*, creator: User, side: Side = "x") -> Invitation:
     """An open game only the holder of its link may join (Invitation); it counts
     towards the creator's open-game limit like any open game. The creator
     withdraws it by aborting the game."""
-
-    def action() -> Invitation:
-        game = create_game(creator=creator, side=side)
-        return Invitation.objects.create(
-            game=game, secret=secrets.token_urlsafe(INVITATION_BYTES)
-        )
-
-    return _atomic_action(action)
+    game = create_game(creator=creator, side=side)
+    return Invitation.objects.create(
+        game=game, secret=secrets.token_urlsafe(INVITATION_BYTES)
+    )
 
 
 def invited_game(*, game_id: int, secret: str) -> Game:
@@ -446,14 +414,11 @@ def invited_game(*, game_id: int, secret: str) -> Game:
     return game
 
 
-def join_invitation(*, game_id: int, secret: str, user) -> Game:
+@atomic_action
+def join_invitation(*, game_id: int, secret: str, user: User) -> Game:
     """`user` accepts the invitation (`game_id`, `secret`): takes the free side."""
-
-    def action() -> Game:
-        invited_game(game_id=game_id, secret=secret)
-        return _join(_locked_game(game_id), user)
-
-    return _atomic_action(action)
+    invited_game(game_id=game_id, secret=secret)
+    return _join(_locked_game(game_id), user)
 
 
 # A move decides without holding the write lock, then writes only if the game
@@ -461,13 +426,13 @@ def join_invitation(*, game_id: int, secret: str, user) -> Game:
 # move from a second tab, the opponent's forfeit) makes it read and decide again;
 # a game that changes under every attempt is a Conflict. So SQLite's one writer
 # holds the lock for two statements, not for the whole move. Those statements and
-# the read are plain SQL: built by the ORM they cost ~0.6 ms of Python per move,
-# seven times what they cost as SQL (docs/performance.md).
+# the read are plain SQL: the move is the busiest write, and the ORM's Python
+# would be most of its cost (docs/performance.md, "Third pass").
 MOVE_ATTEMPTS = 3
 
 
 def play_move(
-    *, game_id: int, user, row: int, col: int, ply: int | None = None
+    *, game_id: int, user: User, row: int, col: int, ply: int | None = None
 ) -> Game:
     """`user` puts their mark on (row, col). `ply` is the move count they saw:
     a stale or double-submitted move is rejected instead of landing on a board
@@ -493,7 +458,7 @@ def play_move(
                 if not _store_move(game, move, seen_version=seen_version):
                     continue  # the game changed since it was read
                 _after_commit(
-                    events.move_made,
+                    signals.move_made,
                     game=game,
                     move=move,
                     player=user,
@@ -535,18 +500,11 @@ def _decide_move(
     return mark, state
 
 
+_User = Game._meta.get_field("player_x").related_model
+
 # What a move reads of the game (in the model's field order, as Game.from_db
 # wants it; the other fields are loaded only if something asks for them) and of
 # its players: whether each one's account is open.
-MOVE_READ = """
-    SELECT game.id, game.player_x_id, game.player_o_id, game.status, game.board,
-           game.move_count, game.move_order, game.version, game.series_id,
-           player_x.is_active, player_o.is_active
-    FROM games_game game
-    LEFT JOIN auth_user player_x ON player_x.id = game.player_x_id
-    LEFT JOIN auth_user player_o ON player_o.id = game.player_o_id
-    WHERE game.id = %s
-"""
 MOVE_READ_FIELDS = (
     "id",
     "player_x_id",
@@ -558,17 +516,29 @@ MOVE_READ_FIELDS = (
     "version",
     "series_id",
 )
-# The moved game, written only if nobody changed it since it was read.
-MOVE_UPDATE = """
-    UPDATE games_game
-    SET board = %s, move_count = %s, status = %s, winning_line = %s,
-        finished_at = %s, version = %s, move_order = %s, updated_at = %s
-    WHERE id = %s AND version = %s
+MOVE_READ = f"""
+    SELECT {_columns(Game, MOVE_READ_FIELDS, prefix="game.")},
+           {_columns(_User, ["is_active"], prefix="player_x.")},
+           {_columns(_User, ["is_active"], prefix="player_o.")}
+    FROM {_table(Game)} game
+    LEFT JOIN {_table(_User)} player_x
+        ON player_x.{_column(_User, "id")} = game.{_column(Game, "player_x")}
+    LEFT JOIN {_table(_User)} player_o
+        ON player_o.{_column(_User, "id")} = game.{_column(Game, "player_o")}
+    WHERE game.{_column(Game, "id")} = %s
 """
-MOVE_INSERT = """
-    INSERT INTO games_move (game_id, sequence_number, "row", col, player, created_at)
-    VALUES (%s, %s, %s, %s, %s, %s)
-    RETURNING id
+# The moved game, written only if nobody changed it since it was read: the
+# values of STATE_FIELDS, then the game's id and the version read.
+MOVE_UPDATE = f"""
+    UPDATE {_table(Game)}
+    SET {", ".join(f"{_column(Game, field)} = %s" for field in STATE_FIELDS)}
+    WHERE {_column(Game, "id")} = %s AND {_column(Game, "version")} = %s
+"""
+MOVE_INSERT_FIELDS = ("game", "sequence_number", "row", "col", "player", "created_at")
+MOVE_INSERT = f"""
+    INSERT INTO {_table(Move)} ({_columns(Move, MOVE_INSERT_FIELDS)})
+    VALUES ({", ".join(["%s"] * len(MOVE_INSERT_FIELDS))})
+    RETURNING {_column(Move, "id")}
 """
 
 
@@ -596,7 +566,7 @@ def _store_move(game: Game, move: Move, *, seen_version: int) -> bool:
     with connection.cursor() as cursor:
         cursor.execute(
             MOVE_UPDATE,
-            [
+            [  # STATE_FIELDS, then the row's id and version
                 game.board,
                 game.move_count,
                 game.status,
@@ -613,7 +583,7 @@ def _store_move(game: Game, move: Move, *, seen_version: int) -> bool:
             return False
         cursor.execute(
             MOVE_INSERT,
-            [
+            [  # MOVE_INSERT_FIELDS
                 game.pk,
                 move.sequence_number,
                 move.row,
@@ -626,95 +596,83 @@ def _store_move(game: Game, move: Move, *, seen_version: int) -> bool:
     return True
 
 
-def forfeit(*, game_id: int, user) -> Game:
+@atomic_action
+def forfeit(*, game_id: int, user: User) -> Game:
     """Give up on your own turn: the opponent wins at once."""
-
-    def action() -> Game:
-        game = _locked_game(game_id)
-        marks = game.marks_for(user)
-        if not marks:
-            raise NotAPlayer()
-        if game.is_waiting:
-            raise GameNotStarted()
-        next_mark = game.state.board.next_mark
-        mark = next_mark if next_mark in marks else marks[0]
-        _save(game, game.state.forfeit(mark))
-        return game
-
-    return _atomic_action(action)
+    game = _locked_game(game_id)
+    marks = game.marks_for(user)
+    if not marks:
+        raise NotAPlayer()
+    if game.is_waiting:
+        raise GameNotStarted()
+    next_mark = game.state.board.next_mark
+    mark = next_mark if next_mark in marks else marks[0]
+    _save(game, game.state.forfeit(mark))
+    return game
 
 
-def abort(*, game_id: int, user) -> Game:
+@atomic_action
+def abort(*, game_id: int, user: User) -> Game:
     """End the game with no result: either player, on any turn, until both sides
     have moved (rules.GameState.abort); the creator may withdraw an open game."""
-
-    def action() -> Game:
-        game = _locked_game(game_id)
-        if not game.is_player(user):
-            raise NotAPlayer()
-        state = game.state.abort()
-        game.aborted_by = user
-        _save(game, state)
-        return game
-
-    return _atomic_action(action)
+    game = _locked_game(game_id)
+    if not game.is_player(user):
+        raise NotAPlayer()
+    state = game.state.abort()
+    game.aborted_by = user
+    _save(game, state)
+    return game
 
 
-def rematch(*, game_id: int, user) -> Game:
+@atomic_action
+def rematch(*, game_id: int, user: User) -> Game:
     """A fresh game between the same players, sides swapped.
 
     Idempotent: when both players ask (or one double-clicks), they all land in the
     one rematch game.
     """
-
-    def action() -> Game:
-        game = _locked_game(game_id)
-        if not game.is_player(user):
-            raise NotAPlayer()
-        if not game.is_finished:
-            raise GameNotFinished()
-        if not game.has_both_players:
-            raise NoOpponent()
-        existing = Game.objects.filter(rematch_of=game).first()
-        if existing is not None:
-            return existing
-        # Sides swapped: this game's O plays X in the rematch.
-        was_o = user.pk == game.player_o_id
-        rematch_game = create_game(
-            creator=user,
-            opponent=game.player_x if was_o else game.player_o,
-            side="x" if was_o else "o",
-            rematch_of=game,
-        )
-        # The finished game's page now links to its rematch: a change its live
-        # viewers must see. Its place in the lobby (updated_at) stays.
-        game.version += 1
-        game.save(update_fields=["version"])
-        return rematch_game
-
-    return _atomic_action(action)
+    game = _locked_game(game_id)
+    if not game.is_player(user):
+        raise NotAPlayer()
+    if not game.is_finished:
+        raise GameNotFinished()
+    if not game.has_both_players:
+        raise NoOpponent()
+    existing = Game.objects.filter(rematch_of=game).first()
+    if existing is not None:
+        return existing
+    # Sides swapped: this game's O plays X in the rematch.
+    was_o = user.pk == game.player_o_id
+    rematch_game = create_game(
+        creator=user,
+        opponent=game.player_x if was_o else game.player_o,
+        side="x" if was_o else "o",
+        rematch_of=game,
+    )
+    # The finished game's page now links to its rematch: a change its live
+    # viewers must see. Its place in the lobby (updated_at) stays.
+    game.version += 1
+    game.save(update_fields=["version"])
+    return rematch_game
 
 
+@atomic_action
 def delete_games(*, game_ids: list[int]) -> int:
     """Delete games (staff, from the admin) and recount what they were counted in:
     the records of their players and the series of their pairs. Returns how many
     games were deleted."""
-
-    def action() -> int:
-        games = Game.objects.select_for_update(of=("self",)).filter(pk__in=game_ids)
-        players = set(
-            PlayerResult.objects.filter(game__in=games).values_list("player", flat=True)
-        )
-        series_ids = set(games.exclude(series=None).values_list("series", flat=True))
-        deleted = games.count()
-        games.delete()
-        for player_id in sorted(players):
-            _recount_record(player_id)
-        for series_id in sorted(series_ids):
-            _recount_series(series_id)
-        return deleted
-
-    return _atomic_action(action)
+    games = Game.objects.select_for_update(of=("self",)).filter(pk__in=game_ids)
+    players = set(
+        PlayerResult.objects.filter(game__in=games).values_list("player", flat=True)
+    )
+    series_ids = set(games.exclude(series=None).values_list("series", flat=True))
+    deleted = games.count()
+    games.delete()
+    for player_id in sorted(players):
+        _recount_record(player_id)
+    for series_id in sorted(series_ids):
+        _recount_series(series_id)
+    return deleted
 
 
 def _recount_record(player_id: int) -> None:
@@ -750,8 +708,8 @@ def _open_games_changed(blocker) -> None:
     Game.objects.open_by(blocker).update(version=F("version") + 1)
 
 
-@transaction.atomic
-def block_player(*, blocker, blocked) -> bool:
+@atomic_action
+def block_player(*, blocker: User, blocked: User) -> bool:
     """`blocker` accepts no new game from `blocked` from now on (Block); games
     already running go on. False if they had blocked them already."""
     if blocker.pk == blocked.pk:
@@ -762,8 +720,8 @@ def block_player(*, blocker, blocked) -> bool:
     return created
 
 
-@transaction.atomic
-def unblock_player(*, blocker, blocked) -> bool:
+@atomic_action
+def unblock_player(*, blocker: User, blocked: User) -> bool:
     """Lift `blocker`'s block on `blocked`; False if there was none."""
     deleted, _ = Block.objects.filter(blocker=blocker, blocked=blocked).delete()
     if deleted:
@@ -774,7 +732,8 @@ def unblock_player(*, blocker, blocked) -> bool:
 # -- accounts ------------------------------------------------------------------
 
 
-def close_account(*, user) -> None:
+@atomic_action
+def close_account(*, user: User) -> None:
     """Close `user`'s account for good, in one transaction.
 
     The account is deactivated (deactivate_account: its unfinished games are
@@ -784,51 +743,42 @@ def close_account(*, user) -> None:
     user row stays, so finished games, records and head-to-heads stay and the
     username cannot be registered again. Closing a closed account does nothing.
     """
-
-    def action() -> None:
-        if not deactivate_account(user=user):
-            return
-        account = get_user_model().objects.get(pk=user.pk)
-        account.set_unusable_password()
-        account.email = ""
-        account.save(update_fields=["password", "email"])
-
-    _atomic_action(action)
+    if not deactivate_account(user=user):
+        return
+    account = get_user_model().objects.get(pk=user.pk)
+    account.set_unusable_password()
+    account.email = ""
+    account.save(update_fields=["password", "email"])
 
 
-def deactivate_account(*, user) -> bool:
+@atomic_action
+def deactivate_account(*, user: User) -> bool:
     """Make `user` inactive and settle their unfinished games, in one
     transaction: whoever deactivates (closing the account, staff in the admin, a
-    shell; games.signals catches a saved `is_active=False`). Each unfinished game
+    shell; games.receivers catches a saved `is_active=False`). Each unfinished game
     is left by the rules of `_leave` and gets a new `version`, so a move decided
     while the player could still act is decided again (play_move). Every game of
     theirs gets a new `updated_at`: the lobbies that list them
     (Game.objects.lobby_version) show "(closed)". False, and nothing changed, if
     the account is inactive already (or not stored yet)."""
-
-    def action() -> bool:
-        # Games first, then the account row: the order rematch takes (its game,
-        # then the players' rows in create_game), so the two cannot deadlock. The
-        # UPDATE locks every game of theirs, finished ones too (rematch locks a
-        # finished game); it touches nothing if the account is inactive already.
-        still_active = get_user_model().objects.filter(pk=user.pk, is_active=True)
-        Game.objects.of(user).filter(Exists(still_active)).update(
-            updated_at=timezone.now()
-        )
-        accounts = get_user_model().objects.select_for_update()
-        account = accounts.filter(pk=user.pk).first()
-        if account is None or not account.is_active:
-            return False
-        # create_game locks both players' rows too: a game created since the
-        # first look is in this list, and none can start from here on.
-        for game_id in _unfinished_games(account).values_list("pk", flat=True):
-            _leave(game_id=game_id, user=account)
-        # Written here, not only by the caller's save: the account and its games
-        # change together even when that save runs outside a transaction.
-        still_active.update(is_active=False)
-        return True
-
-    return _atomic_action(action)
+    # Games first, then the account row: the order rematch takes (its game,
+    # then the players' rows in create_game), so the two cannot deadlock. The
+    # UPDATE locks every game of theirs, finished ones too (rematch locks a
+    # finished game); it touches nothing if the account is inactive already.
+    still_active = get_user_model().objects.filter(pk=user.pk, is_active=True)
+    Game.objects.of(user).filter(Exists(still_active)).update(updated_at=timezone.now())
+    accounts = get_user_model().objects.select_for_update()
+    account = accounts.filter(pk=user.pk).first()
+    if account is None or not account.is_active:
+        return False
+    # create_game locks both players' rows too: a game created since the
+    # first look is in this list, and none can start from here on.
+    for game_id in _unfinished_games(account).values_list("pk", flat=True):
+        _leave(game_id=game_id, user=account)
+    # Written here, not only by the caller's save: the account and its games
+    # change together even when that save runs outside a transaction.
+    still_active.update(is_active=False)
+    return True
 
 
 def _unfinished_games(user):

@@ -1,25 +1,67 @@
-"""What games does when Django saves a user: an account deactivated outside
-games.services (staff unticking "Active" in the admin, `user.is_active = False;
-user.save()` in a shell) has its games settled as a closed account's are.
+"""The signals games.services sends after a change to a game commits, and the
+log line of each.
 
-Before the save (pre_save), while the stored row still says active: the
-settling and the deactivation then commit together, inside the caller's
-transaction (the admin's) or in one of their own (a shell's autocommit save).
-A bulk `QuerySet.update(is_active=False)` sends no signal; `check_games` reports
-a game it leaves waiting on an inactive player.
+Receivers get keyword arguments; `game` is the committed Game row. Live updates
+(games.live) subscribe here; nothing else needs to know where changes come from.
+What games does on other apps' signals is in games.receivers.
 """
 
-from django.conf import settings
-from django.db.models.signals import pre_save
-from django.dispatch import receiver
+import logging
 
-from . import services
+from django.dispatch import Signal, receiver
+
+logger = logging.getLogger(__name__)
+
+# game, player_x, player_o (users or None for the open side)
+game_created = Signal()
+# game, player (the user who joined), mark
+game_joined = Signal()
+# game, move, player (the user), mark, row, col
+move_made = Signal()
+# game, status, winner (the mark "X"/"O", or None for a draw)
+game_ended = Signal()
 
 
-@receiver(pre_save, sender=settings.AUTH_USER_MODEL)
-def settle_games_of_deactivated_user(sender, instance, raw, update_fields, **kwargs):
-    if raw or instance.is_active or instance.pk is None:
-        return
-    if update_fields is not None and "is_active" not in update_fields:
-        return
-    services.deactivate_account(user=instance)
+def _name(user) -> str:
+    return user.get_username() if user is not None else "-"
+
+
+@receiver(game_created)
+def log_game_created(sender, *, game, player_x, player_o, **kwargs):
+    logger.info(
+        "event=game_created game=%s player_x=%s player_o=%s status=%s",
+        game.pk,
+        _name(player_x),
+        _name(player_o),
+        game.status,
+    )
+
+
+@receiver(game_joined)
+def log_game_joined(sender, *, game, player, mark, **kwargs):
+    logger.info(
+        "event=game_joined game=%s player=%s mark=%s", game.pk, _name(player), mark
+    )
+
+
+@receiver(move_made)
+def log_move_made(sender, *, game, move, player, mark, row, col, **kwargs):
+    logger.info(
+        "event=move_made game=%s seq=%s player=%s mark=%s row=%s col=%s",
+        game.pk,
+        move.sequence_number,
+        _name(player),
+        mark,
+        row,
+        col,
+    )
+
+
+@receiver(game_ended)
+def log_game_ended(sender, *, game, status, winner, **kwargs):
+    logger.info(
+        "event=game_ended game=%s status=%s winner=%s",
+        game.pk,
+        status,
+        winner or "-",
+    )

@@ -14,39 +14,21 @@ from django.shortcuts import redirect, render, resolve_url
 from django.urls import reverse
 from django.utils.http import urlencode
 
-from . import page_cache, presentation, records, rules, services
+from . import page_cache, presentation, rules, services
+from .exceptions import (
+    Blocked,
+    GameNotFound,
+    InvitationGone,
+    InvitationNotFound,
+    status_for,
+)
 from .forms import ArchiveForm, MoveForm, NewGameForm, ReplayForm
 from .http import get_only, post_only
-from .models import Block, Game
+from .models import Block, Game, PlayerRecord, PlayerResult, Series
 
 LOBBY_PAGE_SIZE = 20
 ARCHIVE_PAGE_SIZE = 20
 RECENT_GAMES = 10
-
-REJECTION_STATUS = {
-    rules.OutsideBoard: 400,
-    services.UnknownOpponent: 400,
-    services.InvalidSide: 400,
-    services.CannotBlockSelf: 400,
-    services.NotAPlayer: 403,
-    services.Blocked: 403,
-    services.InvitationOnly: 403,
-    services.InvitationNotFound: 404,
-    services.InvitationGone: 410,
-    rules.NotYourTurn: 403,
-    services.GameNotFound: 404,
-    services.TooManyOpenGames: 429,
-    services.TooManyUnstartedGames: 429,
-}
-
-
-def status_for(exc: rules.Rejected) -> int:
-    """400 bad input, 403 not allowed, 404 no game, 410 invitation closed, 429
-    limit; otherwise 409."""
-    for cls in type(exc).__mro__:
-        if cls in REJECTION_STATUS:
-            return REJECTION_STATUS[cls]
-    return 409
 
 
 def _game_or_404(game_id: int) -> Game:
@@ -55,7 +37,7 @@ def _game_or_404(game_id: int) -> Game:
             "player_x", "player_o", "series", "rematch", "invitation"
         ).get(pk=game_id)
     except Game.DoesNotExist:
-        raise Http404(services.GameNotFound.message) from None
+        raise Http404(GameNotFound.message) from None
 
 
 def game_context(game: Game, viewer) -> dict:
@@ -146,7 +128,7 @@ def _cached_lobby(request, part: str, template_name: str) -> HttpResponse:
 def _lobby_context(user, form: NewGameForm) -> dict:
     # The latest finished games, from the archive's first page; its "older" cursor
     # continues in the archive.
-    finished = records.archive_page(user, size=LOBBY_PAGE_SIZE)
+    finished = PlayerResult.objects.archive_page(user, size=LOBBY_PAGE_SIZE)
     return {
         "form": form,
         "active": [
@@ -348,14 +330,14 @@ def player_detail(request, username: str):
         "you_block": not own_page
         and Block.objects.blocks(blocker=request.user, blocked=player),
         "player": player,
-        "record": records.record_of(player),
-        "streak": presentation.streak_text(records.streak_of(player)),
+        "record": PlayerRecord.objects.record_of(player),
+        "streak": presentation.streak_text(PlayerResult.objects.streak(player)),
         "recent": _result_lines(
-            records.results_of(player)[:RECENT_GAMES], request.user
+            PlayerResult.objects.history(player)[:RECENT_GAMES], request.user
         ),
         "head_to_head": [
             (opponent, presentation.score_text(player, wins, losses, draws, opponent))
-            for opponent, wins, losses, draws in records.head_to_head(player)
+            for opponent, wins, losses, draws in Series.objects.head_to_head(player)
         ],
     }
     return render(request, "games/player_detail.html", context)
@@ -410,9 +392,9 @@ def _render_invitation(
     """The invitation as it is now (404 unknown, 410 closed), with `error`."""
     try:
         game = services.invited_game(game_id=game_id, secret=secret)
-    except services.InvitationNotFound as exc:
+    except InvitationNotFound as exc:
         raise Http404(exc.message) from None
-    except services.InvitationGone as exc:
+    except InvitationGone as exc:
         return _message_page(request, "Invitation closed", exc.message, 410)
     inviter = game.player_x or game.player_o
     user = request.user
@@ -422,7 +404,7 @@ def _render_invitation(
         and user.pk != inviter.pk
         and Block.objects.blocks(blocker=inviter, blocked=user)
     ):
-        error, status = services.Blocked(inviter).message, 403
+        error, status = Blocked(inviter).message, 403
     back_here = urlencode({"next": request.path})
     context = {
         "game": game,
@@ -464,7 +446,7 @@ def archive(request):
         context = {"form": form, "error": _first_error(form), "results": []}
         return render(request, "games/archive.html", context, status=400)
     filters = form.cleaned_data
-    page = records.archive_page(
+    page = PlayerResult.objects.archive_page(
         request.user,
         result=filters["result"],
         opponent=filters["opponent"],

@@ -11,7 +11,7 @@ from django.core.management import call_command
 from django.test import Client
 
 from accounts import services as account_services
-from games import services
+from games import exceptions, services
 from games.models import Game, GameStatus, PlayerRecord, PlayerResult
 
 from .account_client import logged_in_as, login, signup
@@ -329,6 +329,6 @@ def test_a_game_cannot_start_against_an_account_closed_meanwhile(alice, bob):
     re-reads the locked row (the lock that orders it with close_account)."""
     seen_before = User.objects.get(pk=alice.pk)
     services.close_account(user=alice)
-    with pytest.raises(services.PlayerLeft):
+    with pytest.raises(exceptions.PlayerLeft):
         services.create_game(creator=bob, opponent=seen_before)
     assert not Game.objects.exists()

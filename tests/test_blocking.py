@@ -6,7 +6,7 @@ import pytest
 from django.db import IntegrityError, transaction
 from django.test import Client
 
-from games import services
+from games import exceptions, services
 from games.models import Block, Game, GameStatus, PlayerRecord, PlayerResult
 
 from .conftest import X_WINS_ROW_0, snapshot_tables
@@ -121,7 +121,7 @@ def test_a_blocked_person_cannot_challenge_the_blocker(as_bob, alice, bob):
     assert response.status_code == 403
     assert REFUSED in text(response)
     assert snapshot_tables() == before
-    with pytest.raises(services.Blocked, match=f"^{REFUSED}$"):
+    with pytest.raises(exceptions.Blocked, match=f"^{REFUSED}$"):
         services.create_game(creator=bob, opponent=alice)
 
 

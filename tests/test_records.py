@@ -1,11 +1,15 @@
 """Player records, streaks and head-to-head: PlayerResult rows written by the
-services, the queries in games.records, and the player page."""
+services, the queries on their managers (games.models), and the player page."""
+
+import threading
+from contextlib import nullcontext
 
 import pytest
+from django.db import connection
 from django.urls import reverse
 
 from games import records, rules, services
-from games.models import PlayerRecord, PlayerResult
+from games.models import PlayerRecord, PlayerResult, Series
 
 from .conftest import DRAW, X_WINS_ROW_0, forfeit_now, new_game
 
@@ -60,38 +64,40 @@ def test_a_running_game_has_no_rows(game, play):
 
 
 def test_record_splits_by_side_and_keeps_self_play_out(history, alice, bob, carol):
-    record = records.record_of(alice)
+    record = PlayerRecord.objects.record_of(alice)
     assert record.as_x == records.Tally(wins=1, forfeits=1)
     assert record.as_o == records.Tally(wins=2, draws=1)
     assert record.self_play == 1
     total = record.total
     assert (total.played, total.wins, total.all_losses, total.forfeits) == (5, 3, 1, 1)
     assert total.draws == 1
-    bob_record = records.record_of(bob)
+    bob_record = PlayerRecord.objects.record_of(bob)
     assert bob_record.as_x == records.Tally(forfeits=1, draws=1)
     assert bob_record.as_o == records.Tally(wins=1, losses=1)
-    assert records.record_of(carol).total == records.Tally(losses=1)
+    assert PlayerRecord.objects.record_of(carol).total == records.Tally(losses=1)
 
 
 def test_streaks(history, alice, bob, carol, make_user):
-    assert records.streak_of(alice) == records.Streak("win", 2)  # self-play skipped
-    assert records.streak_of(bob) == records.Streak("loss", 1)
-    assert records.streak_of(carol) == records.Streak("loss", 1)
-    assert records.streak_of(make_user("dave")) == records.Streak()
+    assert PlayerResult.objects.streak(alice) == records.Streak(
+        "win", 2
+    )  # self-play skipped
+    assert PlayerResult.objects.streak(bob) == records.Streak("loss", 1)
+    assert PlayerResult.objects.streak(carol) == records.Streak("loss", 1)
+    assert PlayerResult.objects.streak(make_user("dave")) == records.Streak()
 
 
 def test_a_loss_then_a_forfeit_is_one_losing_streak(alice, bob, play):
     play(new_game(alice, bob), *X_WINS_ROW_0)
     forfeit_now(new_game(bob, alice))
-    assert records.streak_of(bob) == records.Streak("loss", 2)
+    assert PlayerResult.objects.streak(bob) == records.Streak("loss", 2)
     play(new_game(alice, bob), *DRAW)
     play(new_game(bob, alice), *DRAW)
-    assert records.streak_of(bob) == records.Streak("draw", 2)
+    assert PlayerResult.objects.streak(bob) == records.Streak("draw", 2)
 
 
 def test_head_to_head_from_each_side(history, alice, bob, carol):
-    assert records.head_to_head(alice) == [(bob, 2, 1, 1), (carol, 1, 0, 0)]
-    assert records.head_to_head(bob) == [(alice, 1, 2, 1)]
+    assert Series.objects.head_to_head(alice) == [(bob, 2, 1, 1), (carol, 1, 0, 0)]
+    assert Series.objects.head_to_head(bob) == [(alice, 1, 2, 1)]
 
 
 def test_player_page(history, alice, bob, client_for):
@@ -211,3 +217,72 @@ def test_each_game_of_the_history_has_exactly_its_rows(history, alice, bob, caro
         for name, game in history.items()
     }
     assert stored == expected
+
+
+# Below the PostgreSQL pool of one process (DJANGO_DB_POOL_MAX, 4 by default),
+# which the test itself shares.
+RACERS = 3
+BARRIER_TIMEOUT = 30  # seconds a racer waits for the others before failing
+
+
+def meeting_before_the_records_write(barrier):
+    """An execute_wrapper: the racer waits for every other one in front of its
+    INSERT into PlayerRecord, inside its transaction."""
+    table = connection.ops.quote_name(PlayerRecord._meta.db_table)
+
+    def wrapper(execute, sql, params, many, context):
+        if sql.startswith(f"INSERT INTO {table}"):
+            barrier.wait()
+        return execute(sql, params, many, context)
+
+    return wrapper
+
+
+@pytest.mark.django_db(transaction=True)
+def test_games_of_a_new_player_ending_at_once_all_count(make_user):
+    """RACERS games of dave, who has no record yet, end at the same moment, each
+    in its own connection and transaction: every one creates or finds his
+    record and counts (nothing is refused, nothing lost)."""
+    dave = make_user("dave")
+    games = []
+    for index in range(RACERS):
+        game = new_game(make_user(f"opponent{index}"), dave)
+        for row, col in X_WINS_ROW_0[:-1]:
+            mover = game.player_x if game.next_mark == "X" else game.player_o
+            game = services.play_move(game_id=game.pk, user=mover, row=row, col=col)
+        games.append(game)
+    assert not PlayerRecord.objects.filter(player=dave).exists()
+    if connection.vendor == "sqlite":
+        # SQLite's writers take turns on its one write lock in any case; its
+        # in-memory test database refuses concurrent writers (table locked)
+        # instead of queueing them, so here they take turns explicitly.
+        turns, meeting = threading.Lock(), nullcontext
+    else:
+        # Every racer is in its transaction, with dave's record still missing,
+        # before any of them writes it.
+        barrier = threading.Barrier(RACERS, timeout=BARRIER_TIMEOUT)
+        turns = nullcontext()
+
+        def meeting():  # in the racer's thread: on its own connection
+            return connection.execute_wrapper(meeting_before_the_records_write(barrier))
+
+    failures = []
+
+    def win(game):
+        try:
+            with turns, meeting():
+                services.play_move(game_id=game.pk, user=game.player_x, row=0, col=2)
+        except Exception as exc:  # noqa: BLE001 (reported by the assertion below)
+            failures.append(exc)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=win, args=(game,)) for game in games]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert failures == []
+    record = PlayerRecord.objects.get(player=dave)
+    assert (record.o_losses, record.x_wins, record.o_wins) == (RACERS, 0, 0)
+    assert PlayerResult.objects.filter(player=dave, outcome="loss").count() == RACERS

@@ -1,0 +1,121 @@
+"""Why games.services refuses an action, and the HTTP status of every refusal.
+
+Each refusal is a `rules.Rejected` with a message for people. The rules' own
+refusals (a cell taken, not your turn, ...) stay in games.rules, which imports
+nothing of Django; the services add those that need the database (no such game,
+a limit, a block). `REJECTION_STATUS` maps both to the status the README
+documents, and a test fails if a refusal is missing from it.
+"""
+
+from . import rules
+
+
+class GameNotFound(rules.Rejected):
+    message = "There is no such game."
+
+
+class NotAPlayer(rules.Rejected):
+    message = "You are not a player in this game."
+
+
+class InvalidSide(rules.Rejected):
+    message = "Choose a side: x, o or random."
+
+
+class StaleMove(rules.Rejected):
+    message = "The board changed since you saw it. Here is the current board."
+
+
+class GameNotStarted(rules.Rejected):
+    message = "The game has not started yet: it is waiting for an opponent to join."
+
+
+class GameFull(rules.Rejected):
+    message = "This game already has two players."
+
+
+class AlreadyInGame(rules.Rejected):
+    message = "You are already a player in this game."
+
+
+class GameNotFinished(rules.Rejected):
+    message = "A rematch can only start once the game is over."
+
+
+class TooManyOpenGames(rules.Rejected):
+    message = "You already have the maximum number of open games waiting for players."
+
+
+class PlayerLeft(rules.Rejected):
+    message = "That player has closed their account: no new games with them."
+
+
+class TooManyUnstartedGames(rules.Rejected):
+    message = "You already have the maximum number of games nobody has answered."
+
+
+class NoOpponent(rules.Rejected):
+    message = "Nobody joined this game: start a new one from the lobby."
+
+
+class Blocked(rules.Rejected):
+    """The other player blocked you (Block): no new game with them."""
+
+    def __init__(self, blocker):
+        super().__init__(
+            f"{blocker.get_username()} does not accept challenges from you."
+        )
+
+
+class InvitationOnly(rules.Rejected):
+    message = "This game is by invitation only: join it with the link you were sent."
+
+
+class InvitationNotFound(rules.Rejected):
+    message = "There is no such invitation: check the link you were sent."
+
+
+class InvitationGone(rules.Rejected):
+    message = "This invitation is no longer open."
+
+
+class CannotBlockSelf(rules.Rejected):
+    message = "You cannot block yourself."
+
+
+class Conflict(rules.Rejected):
+    message = "The game changed while your action was being saved. Please try again."
+
+
+# 400 bad input, 403 not allowed, 404 nothing there, 409 the game's state
+# refuses it, 410 an invitation closed, 429 a limit.
+REJECTION_STATUS: dict[type[rules.Rejected], int] = {
+    rules.OutsideBoard: 400,
+    InvalidSide: 400,
+    CannotBlockSelf: 400,
+    rules.NotYourTurn: 403,
+    NotAPlayer: 403,
+    Blocked: 403,
+    InvitationOnly: 403,
+    GameNotFound: 404,
+    InvitationNotFound: 404,
+    rules.MoveRejected: 409,
+    rules.CellOccupied: 409,
+    rules.GameOver: 409,
+    rules.TooLateToAbort: 409,
+    StaleMove: 409,
+    GameNotStarted: 409,
+    GameFull: 409,
+    AlreadyInGame: 409,
+    GameNotFinished: 409,
+    NoOpponent: 409,
+    PlayerLeft: 409,
+    Conflict: 409,
+    InvitationGone: 410,
+    TooManyOpenGames: 429,
+    TooManyUnstartedGames: 429,
+}
+
+
+def status_for(exc: rules.Rejected) -> int:
+    return REJECTION_STATUS[type(exc)]
