@@ -10,7 +10,7 @@ from django.test import Client
 from games import services
 from games.models import Game
 
-from .engines import (  # noqa: F401  (pytest hooks)
+from .support.engines import (  # noqa: F401  (pytest hooks)
     pytest_collection_modifyitems,
     pytest_configure,
     pytest_report_collectionfinish,
@@ -128,8 +128,9 @@ def snapshot_tables() -> tuple[list, ...]:
 
 
 def pytest_terminal_summary(terminalreporter):
-    """How many hostile requests the adversarial tests sent (tests/hostile.py)."""
-    from .hostile import TALLY
+    """How many hostile requests the adversarial tests sent
+    (tests/support/hostile.py)."""
+    from .support.hostile import TALLY
 
     if TALLY.sent:
         terminalreporter.write_sep("-", "hostile requests")

@@ -18,8 +18,8 @@ from django.utils import timezone
 
 from games import services
 
-from .account_client import logged_in_as, login, mailed_link, outbox_to, signup
 from .conftest import PASSWORD
+from .support.account_client import logged_in_as, login, mailed_link, outbox_to, signup
 
 NEW_PASSWORD = "another-long-password-77"
 WRONG_PASSWORD = "That is not your current password."

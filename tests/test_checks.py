@@ -17,7 +17,7 @@ import pytest
 
 from games import checks
 
-from . import served
+from .support import served
 from .test_live import BOUND, _serving
 
 NOBODY = 65534

@@ -4,7 +4,7 @@ Arbitrary and nasty strings, huge and negative numbers, floats, other scripts'
 digits ("３"), empty and repeated fields (row=1&row=2), very long usernames, wrong
 content types and broken bodies, junk in ?next=, ?page=, ?ply= and the path, from
 every kind of visitor. Properties: never a 5xx, a turned-down request changes
-nothing stored (tests/hostile.py), and whatever was accepted leaves every game
+nothing stored (tests/support/hostile.py), and whatever was accepted leaves every game
 consistent (check_games). Where the outcome is known exactly (moves, new games),
 the exact status is asserted too.
 
@@ -34,9 +34,9 @@ from games import services
 from games.forms import CELL_ERROR
 from games.models import Game
 
-from .asgi import http_scope
 from .conftest import PASSWORD, play_cells
-from .hostile import is_login_redirect, send, stored_state
+from .support.asgi import http_scope
+from .support.hostile import is_login_redirect, send, stored_state
 
 SCALE = int(os.environ.get("FUZZ_SCALE", "1"))
 EXAMPLES = {

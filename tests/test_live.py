@@ -34,7 +34,7 @@ from games import services, streams
 from games.live import KEEPALIVE_SLICES, Change, Subscriber, decode, encode, hub
 from tictactoe_site.asgi import application
 
-from .asgi import http_scope
+from .support.asgi import http_scope
 
 BOUND = 10.0  # seconds: generous for a loaded CI machine, never slept
 

@@ -8,7 +8,7 @@ from accounts.client import client_ip
 from games.models import Game
 
 from .conftest import PASSWORD
-from .hostile import send
+from .support.hostile import send
 
 # Each of these would send a browser to another site if followed.
 HOSTILE_NEXT = [

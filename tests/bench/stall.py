@@ -7,7 +7,7 @@ The app runs exactly as `make serve` runs it (`make serve` itself, in the
 app's checkout: 2 server processes, production settings with the real PBKDF2
 password hasher, the task worker beside them) on a freshly seeded database
 (tests/bench/seed.py), its SMTP relay pointed at a local server that accepts
-connections and never answers (tests/smtp_sink.py). After WARM_UP seconds of
+connections and never answers (tests/support/smtp_sink.py). After WARM_UP seconds of
 quiet load, three phases run on it in turn, each `--duration` seconds under the
 same load:
 
@@ -50,7 +50,7 @@ from pathlib import Path
 
 from tests.bench.live_latency import Http, _stream_lines, percentiles
 from tests.bench.run import PORT, POSTGRES_URL, RESULTS, ROOT, PostgreSQL, SQLite
-from tests.smtp_sink import SmtpSink
+from tests.support.smtp_sink import SmtpSink
 
 # The account routes and form fields the load uses, as the current login and
 # password-reset pages have them (templates/registration/, games/urls.py).

@@ -10,7 +10,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from tests.served import serving
+from tests.support.served import serving
 
 from .pages import Player
 

@@ -15,7 +15,7 @@ import re
 import pytest
 from playwright.sync_api import BrowserContext, Page, expect
 
-from tests.served import serving
+from tests.support.served import serving
 
 from .pages import Player
 from .test_accessibility import BLOCKING, audit

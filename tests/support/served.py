@@ -23,7 +23,7 @@ from django.conf import settings
 
 from .browser import Browser
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 # A line of uvicorn's access log: ... - "POST /games/7/move/ HTTP/1.1" 302 Found
 ACCESS_LINE = re.compile(r'"[A-Z]+ \S+ HTTP/1\.[01]" (\d{3}) ')
 STARTUP_TIMEOUT = 180  # seconds; CI machines can be slow to boot the workers

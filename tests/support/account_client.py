@@ -6,7 +6,7 @@ import re
 from django.core import mail
 from django.test import Client
 
-from .conftest import PASSWORD
+from ..conftest import PASSWORD
 
 LINK = re.compile(r"https?://testserver(/accounts/[^\s]+/)")
 
