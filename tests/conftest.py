@@ -8,6 +8,7 @@ from django.core.management import call_command
 from django.test import Client
 
 from games import services
+from games.live import hub
 from games.models import Game
 
 from .support.engines import (  # noqa: F401  (pytest hooks)
@@ -15,6 +16,8 @@ from .support.engines import (  # noqa: F401  (pytest hooks)
     pytest_configure,
     pytest_report_collectionfinish,
 )
+from .support.fuzz import world  # noqa: F401  (a fixture)
+from .support.hosts import backend  # noqa: F401  (a fixture)
 
 PASSWORD = "a-long-test-password-42"
 
@@ -26,6 +29,14 @@ def empty_page_cache():
     caches["pages"].clear()
     yield
     caches["pages"].clear()
+
+
+@pytest.fixture
+def fresh_hub():
+    """Stops this process's live-update hub after the test (games.live): a test
+    that opens streams starts it on its own event loop, which ends with it."""
+    yield
+    hub.stop()
 
 
 @pytest.fixture
