@@ -1,7 +1,8 @@
 """The app as production runs it: `make serve` in a subprocess, on its own database.
 
-Used by the end-to-end tests of the production server, the concurrency storm and
-the crash test. The database follows the test pass: a fresh SQLite file, or a
+Used by every test that needs the real server (the production server under a
+storm and kill -9, sessions, the task worker, live play in a browser) and by the
+stall bench. The database follows the test pass: a fresh SQLite file, or a
 fresh PostgreSQL database next to the one DATABASE_URL names.
 """
 
