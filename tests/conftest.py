@@ -8,13 +8,16 @@ from django.core.management import call_command
 from django.test import Client
 
 from games import services
+from games.live import hub
 from games.models import Game
 
-from .engines import (  # noqa: F401  (pytest hooks)
+from .support.engines import (  # noqa: F401  (pytest hooks)
     pytest_collection_modifyitems,
     pytest_configure,
     pytest_report_collectionfinish,
 )
+from .support.fuzz import world  # noqa: F401  (a fixture)
+from .support.hosts import backend  # noqa: F401  (a fixture)
 
 PASSWORD = "a-long-test-password-42"
 
@@ -26,6 +29,14 @@ def empty_page_cache():
     caches["pages"].clear()
     yield
     caches["pages"].clear()
+
+
+@pytest.fixture
+def fresh_hub():
+    """Stops this process's live-update hub after the test (games.live): a test
+    that opens streams starts it on its own event loop, which ends with it."""
+    yield
+    hub.stop()
 
 
 @pytest.fixture
@@ -128,8 +139,9 @@ def snapshot_tables() -> tuple[list, ...]:
 
 
 def pytest_terminal_summary(terminalreporter):
-    """How many hostile requests the adversarial tests sent (tests/hostile.py)."""
-    from .hostile import TALLY
+    """How many hostile requests the adversarial tests sent
+    (tests/support/hostile.py)."""
+    from .support.hostile import TALLY
 
     if TALLY.sent:
         terminalreporter.write_sep("-", "hostile requests")

@@ -14,10 +14,9 @@ from accounts import services as account_services
 from games import exceptions, services
 from games.models import Game, GameStatus, PlayerRecord, PlayerResult
 
-from .account_client import logged_in_as, login, signup
 from .conftest import DRAW, PASSWORD, X_WINS_ROW_0, forfeit_now, new_game
+from .support.account_client import WRONG_PASSWORD, logged_in_as, login, signup
 
-WRONG_PASSWORD = "That is not your current password."
 User = get_user_model()
 
 

@@ -10,7 +10,7 @@ import time
 import pytest
 
 from .conftest import PASSWORD
-from .served import serving
+from .support.served import serving
 
 LIMIT = 5
 SIMULTANEOUS = 20

@@ -1,7 +1,7 @@
 """Who may change what: every state-changing route, through HTTP, against every
 kind of visitor. Only the cells marked OK change anything; every other cell gets
 its documented answer (302 to a login page, 403, 409) and leaves every stored
-game, move, series and account exactly as it was (tests/hostile.py checks that).
+game, move, series and account exactly as it was (tests/support/hostile.py checks that).
 """
 
 from collections.abc import Callable
@@ -19,7 +19,7 @@ from games.models import Block, Game, GameStatus, Move
 from games.urls import urlpatterns
 
 from .conftest import PASSWORD
-from .hostile import send
+from .support.hostile import send
 
 ANONYMOUS = "anonymous"
 THIRD_USER = "third user"  # logged in, not in the game

@@ -2,7 +2,7 @@
 with every move's event heard and every request answered as expected."""
 
 from tests.bench import stall
-from tests.served import free_port, fresh_database
+from tests.support.served import free_port, fresh_database
 
 
 def test_a_short_run_reports_each_phase_with_every_event_heard(tmp_path):

@@ -17,8 +17,8 @@ import pytest
 
 from games import checks
 
-from . import served
-from .test_live import BOUND, _serving
+from .support import hosts, served
+from .support.asgi import BOUND
 
 NOBODY = 65534
 
@@ -188,7 +188,7 @@ def test_the_live_sockets_are_in_the_private_cache_directory(tmp_path):
         "DATABASE_URL": f"sqlite:///{tmp_path / 'live.sqlite3'}",
         "DJANGO_CACHE_DIR": str(cache),
     }
-    with _serving(backend, 1, WEB_CONCURRENCY="2"):
+    with hosts.serving(backend, 1, WEB_CONCURRENCY="2"):
         deadline = time.monotonic() + BOUND
         while len(sockets := list(cache.glob("live/*/*.sock"))) < 2:
             assert time.monotonic() < deadline, "one socket per server process"

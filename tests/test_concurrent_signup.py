@@ -13,7 +13,7 @@ import threading
 import pytest
 
 from .conftest import PASSWORD
-from .served import serving
+from .support.served import serving
 
 RACERS = 8
 BARRIER_TIMEOUT = 60  # seconds a racer waits for the others before failing

@@ -13,7 +13,7 @@ from games import services
 from games.models import Block, Game
 
 from .conftest import PASSWORD, play_cells
-from .hostile import send
+from .support.hostile import send
 
 TOKEN = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
 FORM_EXPIRED = "This form was rejected because its security token is missing"

@@ -1,7 +1,7 @@
 """The database goes away mid-play and comes back; the app is never restarted.
 
-A private PostgreSQL server (tests/private_postgres.py) serves `make serve`
-(tests/served.py). Two players move on three games, one move at a time, while a
+A private PostgreSQL server (tests/support/private_postgres.py) serves `make serve`
+(tests/support/served.py). Two players move on three games, one move at a time, while a
 third person watches one game's live stream. PostgreSQL is stopped (fast
 shutdown) mid-play, then started again. Meanwhile: every answer is a 302 or a
 readable 503, never a 500 or a traceback; /healthz says 503, then 200; no
@@ -20,8 +20,8 @@ from http.client import HTTPConnection
 
 import pytest
 
-from .private_postgres import PrivatePostgres
-from .served import ServedApp
+from .support.private_postgres import PrivatePostgres
+from .support.served import ServedApp
 
 pytestmark = pytest.mark.postgresql_only
 

@@ -6,7 +6,7 @@ import os
 import subprocess
 import sys
 
-from .served import ROOT
+from .support.served import ROOT
 
 DATABASE = (
     "d = settings.DATABASES['default'];"

@@ -7,7 +7,7 @@ import pytest
 from django.test import override_settings
 
 from .conftest import PASSWORD
-from .served import PRODUCTION_ENV, manage
+from .support.served import PRODUCTION_ENV, manage
 
 ROOT = Path(__file__).resolve().parent.parent
 

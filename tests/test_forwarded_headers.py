@@ -5,7 +5,7 @@ its scheme, for the server and for Django alike."""
 
 import pytest
 
-from .served import manage, serving
+from .support.served import manage, serving
 
 REPLACED = (
     "is no longer read: set DJANGO_TRUSTED_PROXY_COUNT to the number of reverse "

@@ -13,7 +13,7 @@ from django_tasks_db.models import DBTaskResult
 
 from tictactoe_site.heartbeat import beat as heartbeat_task
 
-from .served import ROOT, free_port
+from .support.served import ROOT, free_port
 
 
 @pytest.mark.usefixtures("worker_beating")

@@ -11,19 +11,9 @@ import pytest
 
 from games.live import CHANNEL, KEEPALIVE_SECONDS
 
-from . import test_live
-from .test_live import (
-    BOUND,
-    CSRF,
-    EVERY_BROKER,
-    Watcher,
-    _games,
-    _manage,
-    _play,
-    _serving,
-)
-
-backend = test_live.backend  # the fixture: a SQLite file, PostgreSQL, or Redis
+from .support import hosts
+from .support.asgi import BOUND
+from .support.hosts import CSRF, EVERY_BROKER, Watcher
 
 
 def _log_out(port: int, session: str) -> int:
@@ -69,8 +59,8 @@ def test_a_logout_or_deactivation_elsewhere_ends_the_streams_of_a_process(
     # servers their session cache (files, or Redis), as `make serve`'s do.
     backend = backend | {"DJANGO_CACHE_DIR": str(tmp_path / "cache")}
     shared = "tests.settings_shared_sessions"
-    with _serving(backend, 2, DJANGO_SETTINGS_MODULE=shared) as (ports, _):
-        sessions, games = _games(backend, 1)
+    with hosts.serving(backend, 2, DJANGO_SETTINGS_MODULE=shared) as (ports, _):
+        sessions, games = hosts.games(backend, 1)
         [(game_id, version)] = games.items()
         watched = [f"/games/{game_id}/events/?v={version}", "/lobby/events/"]
         watchers = {
@@ -83,11 +73,11 @@ def test_a_logout_or_deactivation_elsewhere_ends_the_streams_of_a_process(
         assert _log_out(ports[1], sessions["bob"]) == 302
         assert [_ends(watcher) for watcher in watchers["bob"]] == [True, True]
 
-        _manage(backend, "shell", "-c", DEACTIVATE)
+        hosts.manage(backend, "shell", "-c", DEACTIVATE)
         assert [_ends(watcher) for watcher in watchers["carol"]] == [True, True]
 
         # alice's streams were left open: her game's stream still takes news.
-        assert _play(ports[1], sessions["alice"], game_id, 1, 1, 0) == 302
+        assert hosts.play(ports[1], sessions["alice"], game_id, 1, 1, 0) == 302
         assert watchers["alice"][0].next() == ("id", version + 1)
         for watcher in watchers["alice"]:
             watcher.close()
@@ -106,15 +96,15 @@ def test_a_process_that_lost_its_broker_rechecks_every_stream_when_back(backend)
     listener's reconnect re-checks every open stream's session."""
     import psycopg
 
-    with _serving(backend, 1) as (ports, _):
-        sessions, _ = _games(backend, 1)
+    with hosts.serving(backend, 1) as (ports, _):
+        sessions, _ = hosts.games(backend, 1)
         watchers = {
             name: Watcher(ports[0], "/lobby/events/", sessions[name])
             for name in ("carol", "alice")
         }
         for watcher in watchers.values():
             assert watcher.next() == ("status", 200)
-        _manage(backend, "shell", "-c", QUIETLY_DEACTIVATE)
+        hosts.manage(backend, "shell", "-c", QUIETLY_DEACTIVATE)
         with psycopg.connect(backend["DATABASE_URL"], autocommit=True) as admin:
             killed = admin.execute(
                 "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"

@@ -17,8 +17,8 @@ import time
 
 import pytest
 
-from .served import serving
-from .smtp_sink import SmtpSink
+from .support.served import serving
+from .support.smtp_sink import SmtpSink
 
 # The account routes and their fields (one place: the account pages may move).
 LOGIN_URL, LOGIN_FIELDS = "/accounts/login/", ("login", "password")

@@ -9,7 +9,7 @@ import pytest
 
 from tictactoe_site.preflight import clear_text_mail_warning, debug_refusal
 
-from .served import ROOT, free_port
+from .support.served import ROOT, free_port
 
 REFUSAL = (
     "Debug mode is on (DJANGO_DEBUG, perhaps from a .env left by `make run`) and the "

@@ -15,8 +15,8 @@ from collections import Counter
 
 import pytest
 
-from .served import PRODUCTION_ENV, ROOT, serving
-from .storm import Player, Storm, at_once
+from .support.served import PRODUCTION_ENV, ROOT, serving
+from .support.storm import Player, Storm, at_once
 
 GAMES = 20
 FINISHED = {"x_won", "o_won", "draw", "x_forfeits", "o_forfeits"}

@@ -1,5 +1,6 @@
 """The README is a contract: every command it shows exists, and every project path it
-names is there. `make help` lists every target of the Makefile."""
+names is there. `make help` lists every target of the Makefile. docs/testing.md,
+which maps the README's promises to test modules, names only paths that exist."""
 
 import re
 import shlex
@@ -11,6 +12,7 @@ from django.core.management import get_commands
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text()
+TESTING = (ROOT / "docs" / "testing.md").read_text()
 MAKEFILE = (ROOT / "Makefile").read_text()
 
 SHELL_BLOCK = re.compile(r"```(?:sh|bash|console)\n(.*?)```", re.DOTALL)
@@ -93,6 +95,13 @@ def test_every_python_module_in_the_readme_exists():
 def test_every_project_path_in_the_readme_exists():
     paths = set(PROJECT_PATH.findall(README))
     assert paths, "the layout section names the project's paths"
+    assert sorted(path for path in paths if not (ROOT / path).exists()) == []
+
+
+def test_every_project_path_in_the_testing_guide_exists():
+    """A test module split or renamed must be renamed in the map too."""
+    paths = set(PROJECT_PATH.findall(TESTING))
+    assert "tests/test_readme.py" in paths
     assert sorted(path for path in paths if not (ROOT / path).exists()) == []
 
 

@@ -8,7 +8,7 @@ from accounts.client import client_ip
 from games.models import Game
 
 from .conftest import PASSWORD
-from .hostile import send
+from .support.hostile import send
 
 # Each of these would send a browser to another site if followed.
 HOSTILE_NEXT = [
@@ -107,7 +107,7 @@ def test_signup_next_is_a_url_never_a_view_name(client_for, alice, next_url):
 
 
 # Brute force: allauth's limits, configured in settings (ACCOUNT_RATE_LIMITS;
-# tests/test_accounts.py has the details). The login after LOGIN_FAILURE_LIMIT
+# tests/test_accounts_limits.py has the details). The login after LOGIN_FAILURE_LIMIT
 # failures for one username or from one client address answers 429, and so does
 # every login attempt (right or wrong) for LOGIN_COOLOFF_MINUTES after.
 
@@ -232,7 +232,7 @@ def test_very_long_usernames_are_refused_not_a_500(settings, alice, length):
     assert _login(Client(), "alice", PASSWORD, address="192.0.2.52").status_code == 302
 
 
-# Hostile input the fuzz tests found to be 500s (tests/test_fuzz.py).
+# Hostile input the fuzz tests found to be 500s (tests/test_fuzz_*.py).
 
 
 @pytest.mark.parametrize(

@@ -16,7 +16,7 @@ import pytest
 from games import checks
 
 from .conftest import PASSWORD
-from .served import serving
+from .support.served import serving
 
 NEW_PASSWORD = "another-long-password-43"
 

@@ -32,7 +32,7 @@ from hypothesis.stateful import (
 from games import presentation, rules
 from games.models import Game
 
-from .hostile import send
+from .support.hostile import send
 
 EXAMPLES = 12
 STEPS = 30

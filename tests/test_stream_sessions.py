@@ -5,8 +5,9 @@ ping interval (games.live.KEEPALIVE_SECONDS) when its user logs out (that
 session), changes password, is deactivated or closes the account, or is deleted
 (every session), however the change was made: through Django's own signals and
 the user model's, never our views. Streams are driven through the ASGI app as
-in tests/test_live.py; every wait has a deadline, nothing sleeps. Across real
-server processes and every broker: tests/test_live_sessions.py.
+in tests/test_live_streams.py (tests/support/asgi.py); every wait has a
+deadline, nothing sleeps. Across real server processes and every broker:
+tests/test_live_sessions.py.
 """
 
 import asyncio
@@ -18,15 +19,12 @@ from django.test import Client
 from games import live, services, stream_sessions, streams
 from games.live import hub
 
-from .test_live import BOUND, Stream, in_thread, move, run, sessionid
+from .support.asgi import BOUND, Stream, in_thread, move, run, sessionid
 
 LOGGED_OUT_WITHIN = live.KEEPALIVE_SECONDS  # one ping interval
 
 
-@pytest.fixture(autouse=True)
-def fresh_hub():
-    yield
-    hub.stop()
+pytestmark = pytest.mark.usefixtures("fresh_hub")
 
 
 async def ended(stream: Stream) -> dict:

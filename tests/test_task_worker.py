@@ -1,6 +1,6 @@
 """The task worker as production runs it (`python -m tictactoe_site.worker`,
 started and kept alive by `make serve`), sending email to a real SMTP relay on
-loopback (tests/smtp_sink.py), on the pass's database engine."""
+loopback (tests/support/smtp_sink.py), on the pass's database engine."""
 
 import os
 import signal
@@ -14,9 +14,9 @@ import pytest
 
 from tictactoe_site.heartbeat import requeue_abandoned
 
-from . import served
-from .served import PRODUCTION_ENV, ROOT, fresh_database, serving
-from .smtp_sink import SmtpSink
+from .support import served
+from .support.served import PRODUCTION_ENV, ROOT, fresh_database, serving
+from .support.smtp_sink import SmtpSink
 
 DEADLINE = 60  # seconds: generous for a loaded CI machine; the waits end on events
 SUBJECTS = {f"Message {n}" for n in range(1, 6)}

@@ -3,13 +3,13 @@
     python -m tests.bench.stall [--duration 20] [--databases sqlite,postgres]
                                 [--app-root DIR] [--keep]
 
-The app runs exactly as `make serve` runs it (`make serve` itself, in the
-app's checkout: 2 server processes, production settings with the real PBKDF2
-password hasher, the task worker beside them) on a freshly seeded database
-(tests/bench/seed.py), its SMTP relay pointed at a local server that accepts
-connections and never answers (tests/smtp_sink.py). After WARM_UP seconds of
-quiet load, three phases run on it in turn, each `--duration` seconds under the
-same load:
+The app runs exactly as `make serve` runs it (`make serve` itself, started by
+the tests' ServedApp in the app's checkout: 2 server processes, production
+settings over plain HTTP with the real PBKDF2 password hasher, the task worker
+beside them) on a freshly seeded database (tests/bench/seed.py), its SMTP relay
+pointed at a local server that accepts connections and never answers
+(tests/support/smtp_sink.py). After WARM_UP seconds of quiet load, three phases
+run on it in turn, each `--duration` seconds under the same load:
 
 - one client loads a game page back to back;
 - a mover plays a move every 0.1 s, round robin over 30 games (self-play games
@@ -39,9 +39,7 @@ import os
 import re
 import secrets
 import shutil
-import signal
 import subprocess
-import sys
 import tempfile
 import time
 import urllib.parse
@@ -50,7 +48,8 @@ from pathlib import Path
 
 from tests.bench.live_latency import Http, _stream_lines, percentiles
 from tests.bench.run import PORT, POSTGRES_URL, RESULTS, ROOT, PostgreSQL, SQLite
-from tests.smtp_sink import SmtpSink
+from tests.support.served import PLAIN_HTTP, ServedApp
+from tests.support.smtp_sink import SmtpSink
 
 # The account routes and form fields the load uses, as the current login and
 # password-reset pages have them (templates/registration/, games/urls.py).
@@ -95,7 +94,6 @@ FINISH_TIMEOUT = 120.0  # for requests still in flight when a phase ends
 KNOWN_ADDRESS = "bench@example.com"
 SERVER_PROCESSES = 2
 PORT_OFFSET = 20  # from BENCH_PORT: run.py uses +0..+3, servers.py +10
-STARTUP_TIMEOUT = 180
 
 # Targets (issue 21)
 EVENT_P95_MS = 30
@@ -122,108 +120,40 @@ PHASES = (
 # ------------------------------------------------------------------ the app
 
 
-class ServedApp:
-    """`make serve` in `app_root` on `database_url`, in its own process group."""
-
-    def __init__(self, app_root: Path, database_url: str, port: int, workdir: Path):
-        self.app_root = app_root
-        self.port = port
-        self.log_path = workdir / f"serve-{port}.log"
-        self.base_url = f"http://127.0.0.1:{port}"
-        self.env = app_env(app_root, database_url) | {
-            "DJANGO_STATIC_ROOT": str(workdir / "static"),
-            "DJANGO_CACHE_DIR": str(workdir / f"cache-{port}"),
-            # Unlimited resets and logins from one address: a long phase makes
-            # more than the limits allow one client.
-            "DJANGO_PASSWORD_RESET_LIMIT": "0",
-            "DJANGO_LOGIN_FAILURE_LIMIT": "0",
-            "HOST": "127.0.0.1",
-            "PORT": str(port),
-            "WEB_CONCURRENCY": str(SERVER_PROCESSES),
-        }
-        self.process: subprocess.Popen | None = None
-
-    def start(self, smtp_port: int) -> None:
-        self.env |= {
-            "DJANGO_EMAIL_HOST": "127.0.0.1",
-            "DJANGO_EMAIL_PORT": str(smtp_port),
-        }
-        with self.log_path.open("w") as log:
-            self.process = subprocess.Popen(
-                ["make", "--no-print-directory", "serve"],
-                cwd=self.app_root,
-                env=self.env,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL,
-                start_new_session=True,
-            )
-        deadline = time.monotonic() + STARTUP_TIMEOUT
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"make serve exited; see {self.log_path}")
-            if asyncio.run(self._health()) == 200:
-                return
-            time.sleep(0.3)  # polling the server's start-up
-        self.stop()
-        raise RuntimeError(f"make serve did not answer in time; see {self.log_path}")
-
-    async def _health(self) -> int | None:
-        try:
-            status, _, _ = await Http(self.base_url).request("GET", "/healthz", {})
-        except OSError:
-            return None
-        return status
-
-    def stop(self) -> None:
-        if self.process is None or self.process.poll() is not None:
-            return
-        os.killpg(self.process.pid, signal.SIGTERM)
-        try:
-            self.process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(self.process.pid, signal.SIGKILL)
-            self.process.wait()
-
-
-SECRET_KEY = secrets.token_urlsafe(50)
-
-
-def app_env(app_root: Path, database_url: str) -> dict[str, str]:
-    """Production settings for the app in `app_root` (its own make and venv)."""
-    inherited = {"DJANGO_DEBUG", "DJANGO_SETTINGS_MODULE", "MAKEFLAGS", "MAKELEVEL"}
-    env = {key: value for key, value in os.environ.items() if key not in inherited}
-    env.pop("MFLAGS", None)
-    return env | {
-        "DJANGO_SETTINGS_MODULE": "tictactoe_site.settings",
-        "DJANGO_SECRET_KEY": SECRET_KEY,
-        "DJANGO_ALLOWED_HOSTS": "127.0.0.1,localhost",
-        "DATABASE_URL": database_url,
-        "PYTHONPATH": str(app_root),
-    }
-
-
-def app_python(app_root: Path) -> str:
-    return sys.executable if app_root == ROOT else str(app_root / ".venv/bin/python")
-
-
-def seed(
-    app_root: Path, database_url: str, password: str, pool: int, workdir: Path
-) -> dict:
-    """Migrate and seed the small scenario, with `pool` games for the mover."""
-    env = app_env(app_root, database_url) | {"DJANGO_DEBUG": "0"}
-    python = app_python(app_root)
-    subprocess.run(
-        [python, "manage.py", "migrate", "--noinput"],
-        cwd=app_root,
-        env=env,
-        check=True,
-        capture_output=True,
+def served_app(
+    app_root: Path, database_url: str, port: int, workdir: Path, smtp_port: int
+) -> ServedApp:
+    """`make serve` in `app_root` on `database_url`, over plain HTTP, with its
+    mail relay at `smtp_port` (not started yet)."""
+    app = ServedApp(
+        database_url=database_url,
+        tmp_dir=workdir,
+        workers=SERVER_PROCESSES,
+        port=port,
+        app_root=app_root,
     )
+    app.env |= PLAIN_HTTP | {
+        # Unlimited resets and logins from one address: a long phase makes
+        # more than the limits allow one client.
+        "DJANGO_PASSWORD_RESET_LIMIT": "0",
+        "DJANGO_LOGIN_FAILURE_LIMIT": "0",
+        "DJANGO_EMAIL_HOST": "127.0.0.1",
+        "DJANGO_EMAIL_PORT": str(smtp_port),
+        # The default: a log line per game event, as `make serve` writes it.
+        "GAMES_LOG_LEVEL": "INFO",
+    }
+    return app
+
+
+def seed(app: ServedApp, password: str, pool: int, workdir: Path) -> dict:
+    """Migrate and seed the small scenario, with `pool` games for the mover."""
+    migrated = app.manage("migrate", "--noinput")
+    if migrated.returncode:
+        raise RuntimeError(f"migrate failed:\n{migrated.stderr}")
     manifest = workdir / "stall-manifest.json"
     subprocess.run(
         [
-            python,
+            app.python,
             "-m",
             "tests.bench.seed",
             "--scenario=small",
@@ -231,8 +161,8 @@ def seed(
             f"--move-games={pool}",
             f"--manifest={manifest}",
         ],
-        cwd=app_root,
-        env=env,
+        cwd=app.app_root,
+        env=app.env,
         check=True,
         capture_output=True,
     )
@@ -293,17 +223,13 @@ async def session(http: Http, username: str, password: str) -> Form:
     return Form(cookies | set_cookies(headers), TOKEN.search(html)[1].decode())
 
 
-def give_known_address(app_root: Path, database_url: str, username: str) -> None:
+def give_known_address(app: ServedApp, username: str) -> None:
     script = KNOWN_ADDRESS_SCRIPT.replace("USERNAME", repr(username)).replace(
         "ADDRESS", repr(KNOWN_ADDRESS)
     )
-    subprocess.run(
-        [app_python(app_root), "manage.py", "shell", "-c", script],
-        cwd=app_root,
-        env=app_env(app_root, database_url) | {"DJANGO_DEBUG": "0"},
-        check=True,
-        capture_output=True,
-    )
+    given = app.manage("shell", "-c", script)
+    if given.returncode:
+        raise RuntimeError(f"giving {username} an address failed:\n{given.stderr}")
 
 
 @dataclass
@@ -542,25 +468,24 @@ def measure(
     password = secrets.token_urlsafe(16)
     per_phase = games_per_phase(duration)
     pool = games_per_phase(WARM_UP) + per_phase * len(PHASES)
-    manifest = seed(app_root, database_url, password, pool, workdir)
-    give_known_address(app_root, database_url, manifest["viewer"])
-    app = ServedApp(app_root, database_url, port, workdir)
     with SmtpSink(silent=True) as relay:
-        app.start(relay.port)
+        app = served_app(app_root, database_url, port, workdir, relay.port)
+        manifest = seed(app, password, pool, workdir)
+        give_known_address(app, manifest["viewer"])
+        base_url = f"http://127.0.0.1:{app.port}"
+        app.start()
         try:
-            setup = asyncio.run(prepare(app.base_url, manifest, password))
+            setup = asyncio.run(prepare(base_url, manifest, password))
             warm_up = games_per_phase(WARM_UP)
             quiet = PHASES[0]
             asyncio.run(
-                run_phase(app.base_url, setup, quiet, setup.pool[:warm_up], WARM_UP)
+                run_phase(base_url, setup, quiet, setup.pool[:warm_up], WARM_UP)
             )
             results = []
             for index, phase in enumerate(PHASES):
                 first = warm_up + index * per_phase
                 games = setup.pool[first : first + per_phase]
-                result = asyncio.run(
-                    run_phase(app.base_url, setup, phase, games, duration)
-                )
+                result = asyncio.run(run_phase(base_url, setup, phase, games, duration))
                 print(
                     f"  {phase.name}: {'ok' if result['passed'] else 'MISS'}",
                     flush=True,

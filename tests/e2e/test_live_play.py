@@ -10,19 +10,11 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from tests.served import serving
+from tests.support.served import PLAIN_HTTP, serving
 
 from .pages import Player
 
 LIVE_MS = 10_000  # a bounded wait for the pushed update; typical is well under 1 s
-PLAIN_HTTP = {
-    "DJANGO_SECURE_COOKIES": "0",
-    "DJANGO_SECURE_SSL_REDIRECT": "0",
-    "DJANGO_TRUSTED_PROXY_COUNT": "0",
-    "DJANGO_HSTS_SECONDS": "0",
-    "DJANGO_HSTS_INCLUDE_SUBDOMAINS": "0",
-    "DJANGO_HSTS_PRELOAD": "0",
-}
 
 
 @pytest.fixture(scope="module")

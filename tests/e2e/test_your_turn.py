@@ -15,11 +15,11 @@ import re
 import pytest
 from playwright.sync_api import BrowserContext, Page, expect
 
-from tests.served import serving
+from tests.support.served import PLAIN_HTTP, serving
 
 from .pages import Player
 from .test_accessibility import BLOCKING, audit
-from .test_live_play import LIVE_MS, PLAIN_HTTP
+from .test_live_play import LIVE_MS
 
 RECORDER = """
 (() => {

@@ -1,7 +1,8 @@
 """The app as production runs it: `make serve` in a subprocess, on its own database.
 
-Used by the end-to-end tests of the production server, the concurrency storm and
-the crash test. The database follows the test pass: a fresh SQLite file, or a
+Used by every test that needs the real server (the production server under a
+storm and kill -9, sessions, the task worker, live play in a browser) and by the
+stall bench. The database follows the test pass: a fresh SQLite file, or a
 fresh PostgreSQL database next to the one DATABASE_URL names.
 """
 
@@ -23,7 +24,7 @@ from django.conf import settings
 
 from .browser import Browser
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 # A line of uvicorn's access log: ... - "POST /games/7/move/ HTTP/1.1" 302 Found
 ACCESS_LINE = re.compile(r'"[A-Z]+ \S+ HTTP/1\.[01]" (\d{3}) ')
 STARTUP_TIMEOUT = 180  # seconds; CI machines can be slow to boot the workers
@@ -40,6 +41,16 @@ PRODUCTION_ENV = {
     "DJANGO_HSTS_SECONDS": "31536000",
     "DJANGO_HSTS_INCLUDE_SUBDOMAINS": "1",
     "DJANGO_HSTS_PRELOAD": "1",
+}
+# Over plain HTTP, straight to the server (no TLS proxy): for a real browser
+# on http://127.0.0.1 and for the benches' own HTTP clients.
+PLAIN_HTTP = {
+    "DJANGO_SECURE_COOKIES": "0",
+    "DJANGO_SECURE_SSL_REDIRECT": "0",
+    "DJANGO_TRUSTED_PROXY_COUNT": "0",
+    "DJANGO_HSTS_SECONDS": "0",
+    "DJANGO_HSTS_INCLUDE_SUBDOMAINS": "0",
+    "DJANGO_HSTS_PRELOAD": "0",
 }
 
 
@@ -88,15 +99,33 @@ def fresh_database(tmp_dir: Path, suffix: str):
 
 
 class ServedApp:
-    """`make serve` with the production variables, several server processes."""
+    """`make serve` with the production variables, several server processes.
 
-    def __init__(self, *, database_url: str, tmp_dir: Path, workers: int = 3):
-        self.port = free_port()
+    `app_root` serves another checkout of the app (its own `make install`
+    done) the same way, as the benches do to compare it with this one.
+    """
+
+    def __init__(
+        self,
+        *,
+        database_url: str,
+        tmp_dir: Path,
+        workers: int = 3,
+        port: int | None = None,
+        app_root: Path = ROOT,
+    ):
+        self.app_root = app_root
+        self.python = (
+            sys.executable if app_root == ROOT else str(app_root / ".venv/bin/python")
+        )
+        self.port = port or free_port()
         self.log_path = tmp_dir / f"serve-{self.port}.log"
         self.env = {
             "PATH": os.environ["PATH"],
             "HOME": os.environ.get("HOME", str(tmp_dir)),
             **PRODUCTION_ENV,
+            # As `make serve` sets it, also for manage.py in a checkout with .env.
+            "DJANGO_DEBUG": "0",
             "DJANGO_ALLOWED_HOSTS": "127.0.0.1",
             "DATABASE_URL": database_url,
             "DJANGO_STATIC_ROOT": str(tmp_dir / "static"),
@@ -114,7 +143,7 @@ class ServedApp:
         log = self.log_path.open("a")
         self.process = subprocess.Popen(
             ["make", "--no-print-directory", f"PYTHON={sys.executable}", "serve"],
-            cwd=ROOT,
+            cwd=self.app_root,
             env=self.env,
             stdout=log,
             stderr=subprocess.STDOUT,
@@ -180,8 +209,8 @@ class ServedApp:
     def manage(self, *args: str) -> subprocess.CompletedProcess:
         """manage.py against the server's database, with the server's variables."""
         return subprocess.run(
-            [sys.executable, "manage.py", *args],
-            cwd=ROOT,
+            [self.python, "manage.py", *args],
+            cwd=self.app_root,
             env=self.env,
             capture_output=True,
             text=True,

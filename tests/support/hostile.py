@@ -13,7 +13,7 @@ from allauth.account.models import EmailAddress
 from django.contrib.auth import get_user_model
 from django.test import Client
 
-from .conftest import snapshot_tables
+from ..conftest import snapshot_tables
 
 
 @dataclass

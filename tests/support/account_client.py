@@ -1,14 +1,17 @@
 """Helpers for the account tests: sign up, log in, whose session a client has,
-the links mailed."""
+the links mailed, the stored and confirmed addresses."""
 
 import re
 
+from allauth.account.models import EmailAddress
 from django.core import mail
 from django.test import Client
 
-from .conftest import PASSWORD
+from ..conftest import PASSWORD
 
 LINK = re.compile(r"https?://testserver(/accounts/[^\s]+/)")
+NEW_PASSWORD = "another-long-password-77"
+WRONG_PASSWORD = "That is not your current password."
 
 
 def logged_in_as(client) -> str | None:
@@ -44,3 +47,13 @@ def mailed_link(message) -> str:
 
 def outbox_to(address: str) -> list:
     return [message for message in mail.outbox if message.to == [address]]
+
+
+def confirmed(user, email: str) -> EmailAddress:
+    return EmailAddress.objects.create(
+        user=user, email=email, verified=True, primary=True
+    )
+
+
+def addresses() -> set[tuple[str, str, bool]]:
+    return set(EmailAddress.objects.values_list("user__username", "email", "verified"))

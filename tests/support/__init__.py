@@ -1,0 +1,19 @@
+"""Code the tests and benches share, none of it tests itself.
+
+- `served`: the app as `make serve` runs it, in a subprocess on a fresh database
+  (`ServedApp`, `serving`); `browser`: the HTTP client that talks to it;
+  `storm`: concurrent players against it.
+- `hosts`: several server processes on one database and broker, as if on several
+  hosts, and the clients of their live streams (the live-update tests).
+- `asgi`: the live streams driven in-process through the real ASGI app (`Stream`).
+- `hostile`: sends a request and fails the test on a 5xx or on a turned-down
+  request that changed stored state (the adversarial tests).
+- `fuzz`: the fuzz tests' budget, hypothesis strategies, routes and `world`.
+- `account_client`: sign up, log in and read mailed links in the account tests.
+- `smtp_sink`: a mail relay on loopback (accepting, silent or gated).
+- `private_postgres`: a PostgreSQL server of a test's own, to stop mid-play.
+- `engines`: the `postgresql_only`/`sqlite_only` markers (hooks in conftest.py).
+
+Fixtures stay in tests/conftest.py, where pytest finds them (it registers the
+ones defined here). What each test module proves: docs/testing.md.
+"""

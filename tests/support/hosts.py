@@ -1,0 +1,267 @@
+"""Real server processes on one database and broker, as if on several hosts, for
+the live-update tests: `serving(backend, count)` starts them (python -m
+tictactoe_site.serve with the tests' settings, one worker process each unless
+WEB_CONCURRENCY says otherwise), `games` makes users, sessions and games through
+the services, `play` POSTs a move as the browser's form would and `Watcher`
+reads one stream in a thread.
+
+The `backend` fixture (registered in tests/conftest.py) gives what the processes
+share: a SQLite file (news by local sockets), a PostgreSQL database
+(LISTEN/NOTIFY) or PostgreSQL with Redis (pub/sub). A missing PostgreSQL or Redis
+skips the test and says so; with REQUIRE_POSTGRES=1 or REQUIRE_REDIS=1 (CI) it
+fails instead.
+"""
+
+import json
+import os
+import queue
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.parse
+from contextlib import contextmanager
+from http.client import HTTPConnection
+
+import pytest
+
+from . import served
+from .asgi import BOUND
+
+POSTGRES_URL = os.environ.get(
+    "LIVE_TEST_POSTGRES_URL", "postgres://postgres@127.0.0.1:5432/postgres"
+)
+
+
+class Watcher:
+    """One stream on a server process, read in a thread as a browser would."""
+
+    def __init__(self, port: int, path: str, session: str):
+        self.found: queue.Queue = queue.Queue()
+        self._connection = HTTPConnection("127.0.0.1", port, timeout=BOUND * 3)
+        self._connection.request(
+            "GET", path, headers={"Cookie": f"sessionid={session}"}
+        )
+        self._socket = self._connection.sock
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self):
+        try:
+            response = self._connection.getresponse()
+            self.found.put(("status", response.status))
+            for raw in response:
+                line = raw.decode().strip()
+                if line.startswith("id: "):
+                    self.found.put(("id", int(line[4:])))
+            self.found.put(("end", None))
+        except OSError:
+            self.found.put(("closed", None))
+
+    def next(self, timeout: float = BOUND):
+        return self.found.get(timeout=timeout)
+
+    def reaches(self, version: int, deadline: float) -> bool:
+        """Whether the stream announces `version` before the deadline (monotonic)."""
+        while (left := deadline - time.monotonic()) > 0:
+            try:
+                kind, value = self.found.get(timeout=left)
+            except queue.Empty:
+                return False
+            if kind == "id" and value >= version:
+                return True
+        return False
+
+    def close(self):
+        """Hang up; the reading thread sees the end of the stream and stops."""
+        self._socket.shutdown(socket.SHUT_RDWR)
+
+
+REDIS_URL = os.environ.get("LIVE_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
+
+
+def _unavailable(reason: str, required_by: str) -> None:
+    """Skip, and say so; fail instead where CI requires the service."""
+    if os.environ.get(required_by) == "1":
+        pytest.fail(f"{reason} ({required_by}=1)")
+    pytest.skip(reason)
+
+
+def _postgres_database():
+    """A fresh PostgreSQL database (skipped, and said so, only when it is down)."""
+    import psycopg
+
+    try:
+        admin = psycopg.connect(POSTGRES_URL, autocommit=True, connect_timeout=3)
+    except psycopg.OperationalError as exc:
+        _unavailable(
+            f"PostgreSQL unreachable at {POSTGRES_URL}: {exc}", "REQUIRE_POSTGRES"
+        )
+    prefix = os.environ.get("LIVE_TEST_DB_PREFIX", "test_live_")
+    name = f"{prefix}{secrets.token_hex(4)}"
+    admin.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield POSTGRES_URL.rsplit("/", 1)[0] + "/" + name
+    finally:
+        admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        admin.close()
+
+
+def _redis_reachable() -> None:
+    import redis
+
+    try:
+        redis.Redis.from_url(REDIS_URL, socket_connect_timeout=3).ping()
+    except redis.RedisError as exc:
+        _unavailable(f"Redis unreachable at {REDIS_URL}: {exc}", "REQUIRE_REDIS")
+
+
+@pytest.fixture
+def backend(request, tmp_path):
+    """What the server processes share, as their variables: a SQLite file (news
+    by local sockets), a PostgreSQL database (LISTEN/NOTIFY), or a PostgreSQL
+    database with REDIS_URL (Redis pub/sub)."""
+    if request.param == "sqlite":
+        yield {"DATABASE_URL": f"sqlite:///{tmp_path / 'live.sqlite3'}"}
+        return
+    if request.param == "redis":
+        _redis_reachable()
+    for database_url in _postgres_database():
+        env = {"DATABASE_URL": database_url}
+        if request.param == "redis":
+            env["REDIS_URL"] = REDIS_URL
+        yield env
+
+
+EVERY_BROKER = pytest.mark.parametrize(
+    "backend", ["sqlite", "postgresql", "redis"], indirect=True
+)
+SEVERAL_HOSTS = pytest.mark.parametrize(
+    "backend", ["postgresql", "redis"], indirect=True
+)
+
+
+def _server_env(backend: dict, port: int) -> dict:
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith(("DJANGO_", "WEB_", "PYTEST", "REDIS_"))
+    }
+    env.update(
+        backend,
+        DJANGO_SETTINGS_MODULE="tests.settings",
+        DJANGO_ALLOWED_HOSTS="127.0.0.1",
+        HOST="127.0.0.1",
+        PORT=str(port),
+        WEB_CONCURRENCY="1",
+        GAMES_LOG_LEVEL="WARNING",
+        # GAMES_SCRIPT starts up to 40 games of alice against bob at once.
+        GAMES_MAX_UNSTARTED_PER_USER="100",
+        GAMES_MAX_UNSTARTED_PER_OPPONENT="100",
+        # Up to 40 streams of one user in one process (80 watchers, 2 users).
+        WEB_MAX_STREAMS_PER_USER="100",
+    )
+    return env
+
+
+def _wait_until_serving(port: int, process) -> None:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        assert process.poll() is None, "the server process exited"
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1):
+                return
+        except OSError:
+            time.sleep(0.1)  # polling for a port, bounded by the deadline
+    raise AssertionError(f"no server on port {port}")
+
+
+def manage(backend: dict, *args: str) -> str:
+    """manage.py on the servers' database, with their variables; its output."""
+    result = served.manage(*args, env=_server_env(backend, 0))
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+@contextmanager
+def serving(backend: dict, count: int, *, log=subprocess.DEVNULL, **env):
+    """`count` servers (one worker process each, unless WEB_CONCURRENCY is given)
+    on one database, as if on `count` hosts; yields their ports and processes."""
+    manage(backend, "migrate", "--noinput", "-v", "0")
+    ports = [served.free_port() for _ in range(count)]
+    servers = [
+        subprocess.Popen(
+            [sys.executable, "-m", "tictactoe_site.serve"],
+            cwd=served.ROOT,
+            env=_server_env(backend, port) | env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+        for port in ports
+    ]
+    try:
+        for port, process in zip(ports, servers, strict=True):
+            _wait_until_serving(port, process)
+        yield ports, servers
+    finally:
+        for process in servers:
+            process.send_signal(signal.SIGCONT)  # in case a test left it stopped
+            process.terminate()
+        for process in servers:
+            process.wait(timeout=30)
+
+
+# Users, their sessions (logged in server-side, like Client.force_login) and games
+# between alice and bob, made through the services; printed as JSON.
+GAMES_SCRIPT = """
+import json
+from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
+from django.contrib.auth import get_user_model
+from django.contrib.sessions.backends.db import SessionStore
+from games import services
+
+users, sessions = {}, {}
+for name in ("alice", "bob", "carol"):
+    users[name] = get_user_model().objects.create_user(name)
+    session = SessionStore()
+    session[SESSION_KEY] = str(users[name].pk)
+    session[BACKEND_SESSION_KEY] = "django.contrib.auth.backends.ModelBackend"
+    session[HASH_SESSION_KEY] = users[name].get_session_auth_hash()
+    session.create()
+    sessions[name] = session.session_key
+games = [
+    services.create_game(creator=users["alice"], opponent=users["bob"], side="x")
+    for _ in range(COUNT)
+]
+print(json.dumps({"sessions": sessions, "games": {g.pk: g.version for g in games}}))
+"""
+
+CSRF = "a" * 32  # a CSRF secret of our own choosing, sent as cookie and field
+
+
+def games(backend: dict, count: int) -> tuple[dict, dict[int, int]]:
+    output = manage(backend, "shell", "-c", GAMES_SCRIPT.replace("COUNT", str(count)))
+    made = json.loads(output.strip().splitlines()[-1])
+    return made["sessions"], {int(k): v for k, v in made["games"].items()}
+
+
+def play(port: int, session: str, game_id: int, row: int, col: int, ply: int):
+    """A move POSTed as the browser's form would; returns the status."""
+    connection = HTTPConnection("127.0.0.1", port, timeout=BOUND)
+    try:
+        connection.request(
+            "POST",
+            f"/games/{game_id}/move/",
+            body=urllib.parse.urlencode(
+                {"row": row, "col": col, "ply": ply, "csrfmiddlewaretoken": CSRF}
+            ),
+            headers={
+                "Cookie": f"sessionid={session}; csrftoken={CSRF}",
+                "Content-Type": "application/x-www-form-urlencoded",
+            },
+        )
+        return connection.getresponse().status
+    finally:
+        connection.close()
