@@ -376,7 +376,10 @@ def test_a_refused_new_game_is_not_cached(
     with django_assert_num_queries(5):  # rendered: the refusal was not kept
         page = lobby(as_alice)
     assert reason not in page
-    assert 'name="opponent" id="id_opponent" value=""' in page
+    assert (
+        '<input type="text" name="opponent" autocomplete="off" maxlength="150" '
+        'aria-describedby="id_opponent_helptext" id="id_opponent">'
+    ) in page
 
 
 def test_a_cached_lobby_lives_sixty_seconds(client_for, game, alice, bob, monkeypatch):
