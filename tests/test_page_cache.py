@@ -15,7 +15,7 @@ from games import services
 from games.models import Game
 
 from .conftest import PASSWORD
-from .test_views import buttons, move, text
+from .test_views_game import buttons, move, text
 
 TOKEN = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
 
