@@ -1,6 +1,8 @@
 """The lobby's lists: your games (your turn first, new challenges with Play
 and Abort), open games and your latest finished games."""
 
+import re
+
 from games import services
 from games.models import Game, PlayerResult
 
@@ -74,3 +76,35 @@ def test_lobby_continues_finished_games_in_the_archive(as_alice, alice, bob):
     assert len(rest.context["results"]) == 5
     # The lobby has one scheme: no ?page= offsets of its own.
     assert "?page=" not in first
+
+
+def test_lobby_links_are_those_of_every_other_page(client_for, alice, make_user):
+    """The lobby reverses its links as the other pages do: a name with "+" and
+    "@" links to the same address from the lobby and the game page, and every
+    link of the lists leads to a page."""
+    dan = make_user("dan+1@x.y")
+    new = services.create_game(creator=dan, opponent=alice)  # alice's Play, Abort
+    open_game = services.create_game(creator=dan)
+    finished = services.create_game(creator=alice, opponent=dan)
+    services.forfeit(game_id=finished.pk, user=alice)
+    as_alice = client_for(alice)
+    lists = text(as_alice.get("/lobby/live/"))
+    link = '<a href="/players/dan+1@x.y/">dan+1@x.y</a>'
+    assert lists.count(link) == 3  # X of the new game, the open game, O of the finished
+    assert f'{link} (X) vs <a href="/players/alice/">alice</a> (O)' in lists
+    assert f"Game {open_game.pk} by {link} (plays X)" in lists
+    assert f'data-notice-url="/games/{new.pk}/"' in lists
+    assert f'<a class="button small primary" href="/games/{new.pk}/">' in lists
+    assert f'action="/games/{new.pk}/abort/"' in lists
+    assert f'action="/games/{open_game.pk}/join/"' in lists
+    assert link in text(as_alice.get(f"/games/{new.pk}/"))
+    hrefs = set(re.findall(r'href="([^"]+)"', lists))
+    assert hrefs == {
+        f"/games/{new.pk}/",
+        f"/games/{finished.pk}/",
+        "/players/dan+1@x.y/",
+        "/players/alice/",
+        "/games/archive/",
+    }
+    for href in hrefs:
+        assert as_alice.get(href).status_code == 200, href

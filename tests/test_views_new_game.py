@@ -130,3 +130,41 @@ def test_challenge_limits_are_a_429_with_a_message(as_alice, bob, carol, setting
     assert "You already have 2 games in which your opponent has not moved" in text(full)
     assert snapshot_tables() == before
     assert as_alice.post("/games/new/", {"opponent": "alice"}).status_code == 302
+
+
+def test_a_refused_opponent_is_described_by_its_help_and_its_error(as_alice):
+    """The form's widgets render its inputs: Django points the refused field's
+    aria-describedby at its help text and its error, and the sides keep the one
+    chosen."""
+    page = text(as_alice.post("/games/new/", {"opponent": "nobody", "side": "o"}))
+    assert (
+        '<input type="text" name="opponent" value="nobody" autocomplete="off" '
+        'maxlength="150" aria-invalid="true" '
+        'aria-describedby="id_opponent_helptext id_opponent_error" id="id_opponent">'
+    ) in page
+    assert (
+        '<small id="id_opponent_helptext">Blank: an open game anyone may join. '
+        "Your own username: play both sides.</small>"
+    ) in page
+    assert (
+        '<span class="field-error" id="id_opponent_error">'
+        "There is no player called “nobody”.</span>"
+    ) in page
+    assert (
+        '<label class="choice" for="id_side_1">'
+        '<input type="radio" name="side" value="o" id="id_side_1" checked> O</label>'
+    ) in page
+    assert (
+        '<label class="choice" for="id_invite"><input type="checkbox" name="invite" '
+        'aria-describedby="id_invite_helptext" id="id_invite"> Invite by link</label>'
+    ) in page
+
+
+def test_a_refused_side_is_described_by_its_error(as_alice):
+    page = text(as_alice.post("/games/new/", {"side": "purple"}))
+    assert '<fieldset aria-describedby="id_side_error">' in page
+    assert (
+        '<span class="field-error" id="id_side_error">'
+        "Choose a side: x, o or random.</span>"
+    ) in page
+    assert 'value="x" id="id_side_0" aria-invalid="true">' in page

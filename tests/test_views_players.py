@@ -50,3 +50,22 @@ def test_the_archive_lists_aborted_games_under_their_filter(as_alice, alice, bob
         assert response.status_code == 200
         assert "an open game nobody joined" in text(response)
         assert "Aborted by you." in text(response)
+
+
+def test_a_refused_archive_filter_is_described_by_its_error(as_alice, bob):
+    response = as_alice.get("/games/archive/", {"result": "victory", "opponent": "bob"})
+    assert response.status_code == 400
+    page = text(response)
+    assert (
+        '<select name="result" aria-invalid="true" aria-describedby="id_result_error" '
+        'id="id_result">'
+    ) in page
+    assert (
+        '<span class="field-error" id="id_result_error">Filter by result: won, lost, '
+        "forfeited, draw, self-play, aborted (or leave it empty).</span>"
+    ) in page
+    # The valid filter beside it keeps its value and has no error.
+    assert (
+        '<input type="text" name="opponent" value="bob" autocomplete="off" '
+        'maxlength="150" id="id_opponent">'
+    ) in page
