@@ -70,23 +70,37 @@ class MoveForm(forms.Form):
     )
 
 
+def username_input() -> forms.TextInput:
+    """A field for someone else's username: the browser offers no autofill."""
+    return forms.TextInput(attrs={"autocomplete": "off"})
+
+
 class NewGameForm(forms.Form):
+    """The lobby's form. Its widgets render every input; Django points each
+    input's aria-describedby at its help text and, once refused, its error."""
+
     opponent = forms.CharField(
+        label="Opponent's username",
         max_length=150,
         required=False,
-        help_text="Leave blank for an open game anyone may join; "
-        "your own username to play both sides.",
+        widget=username_input(),
+        help_text="Blank: an open game anyone may join. "
+        "Your own username: play both sides.",
     )
     side = forms.ChoiceField(
+        label="Your side",
         choices=[("x", "X (moves first)"), ("o", "O"), ("random", "Random")],
+        initial="x",
         required=False,
+        widget=forms.RadioSelect,
         error_messages={"invalid_choice": "Choose a side: x, o or random."},
     )
 
     invite = forms.BooleanField(
+        label="Invite by link",
         required=False,
-        help_text="An invitation link to send to someone, instead of an open game "
-        "anyone may join.",
+        help_text="With the opponent blank: a link to send to one person, "
+        "not listed among open games.",
     )
 
     def clean_side(self) -> str:
@@ -140,6 +154,7 @@ class ArchiveForm(forms.Form):
     """Filters and the page cursor of the game archive (all from the query string)."""
 
     result = forms.ChoiceField(
+        label="Result",
         choices=[("", "Any result")]
         + [(value, label) for value, (label, _) in RESULT_FILTERS.items()],
         required=False,
@@ -149,9 +164,20 @@ class ArchiveForm(forms.Form):
             + " (or leave it empty)."
         },
     )
-    opponent = forms.CharField(max_length=150, required=False, strip=True)
+    opponent = forms.CharField(
+        label="Opponent's username",
+        max_length=150,
+        required=False,
+        strip=True,
+        widget=username_input(),
+    )
     before = _cursor_field()
     after = _cursor_field()
+
+    @property
+    def filters(self) -> list[forms.BoundField]:
+        """The fields the archive's form shows; the page cursor is in its links."""
+        return [self["result"], self["opponent"]]
 
     def clean_opponent(self):
         return player_named(self.cleaned_data["opponent"])

@@ -149,9 +149,6 @@ def _lobby_context(user, form: NewGameForm) -> dict:
             for result in finished.results
         ],
         "older_finished": finished.older_than,
-        # Links are built from these prefixes: one reverse() per page, not per row.
-        "games_path": reverse("game_detail", args=[0]).removesuffix("0/"),
-        "players_path": reverse("player_detail", args=["-"]).removesuffix("-/"),
     }
 
 

@@ -15,7 +15,7 @@ from games import services
 from games.models import Game
 
 from .conftest import PASSWORD
-from .test_views import buttons, move, text
+from .test_views_game import buttons, move, text
 
 TOKEN = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
 
@@ -376,7 +376,10 @@ def test_a_refused_new_game_is_not_cached(
     with django_assert_num_queries(5):  # rendered: the refusal was not kept
         page = lobby(as_alice)
     assert reason not in page
-    assert 'name="opponent" id="id_opponent" value=""' in page
+    assert (
+        '<input type="text" name="opponent" autocomplete="off" maxlength="150" '
+        'aria-describedby="id_opponent_helptext" id="id_opponent">'
+    ) in page
 
 
 def test_a_cached_lobby_lives_sixty_seconds(client_for, game, alice, bob, monkeypatch):

@@ -1,4 +1,5 @@
 """{{ user|player_name }}: a player's name as every page shows it;
+{% player_link user %}: that name linked to their page;
 {% blocked_players_of user %}: whom they blocked."""
 
 from django import template
@@ -13,6 +14,12 @@ register = template.Library()
 def player_name(user) -> str:
     """ "alice", or "alice (closed)" for a closed account."""
     return presentation.name(user)
+
+
+@register.inclusion_tag("games/snippets/player_link.html")
+def player_link(user) -> dict:
+    """The name linked to the player's page; "(open)" for None (a free side)."""
+    return {"player": user}
 
 
 @register.inclusion_tag("games/blocked_players.html")

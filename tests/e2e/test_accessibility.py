@@ -91,7 +91,7 @@ def test_no_serious_accessibility_violations(player, axe_source, artifacts):
     expect(alice.page.get_by_text("Blocked by the browser")).to_be_visible()
     check("lobby, notifications blocked", alice.page)
     submit(alice.page, "Start game", **{"Opponent's username": "nobody"})
-    assert alice.page.locator("#opponent-error").is_visible()
+    assert alice.page.locator("#id_opponent_error").is_visible()
     check("lobby with errors", alice.page)
     alice.open_game(in_progress.pk)
     assert alice.page.get_by_text("Tip: keys 1 to 9 play a cell").is_visible()
