@@ -24,7 +24,7 @@ from tictactoe_site.env import (
     reports_configuration_errors,
 )
 
-from .served import ROOT, free_port
+from .support.served import ROOT, free_port
 
 VAR = "TTT_TEST_VARIABLE"
 ON_OFF = (
