@@ -1,9 +1,9 @@
 """Django's WSGI application behind an ASGI server.
 
 Why not Django's ASGI handler: it hops between the event loop and a thread for
-every middleware hook and for the sync view (~2.5 ms a request here). Why not
-a2wsgi: it runs every request in a thread and relays the body through a queue
-(tests/bench/servers.py measures it, docs/performance.md has the numbers).
+every middleware hook and for the sync view. Why not a2wsgi: it relays the body
+through a queue. tests/bench/servers.py measures both against this bridge;
+docs/performance.md has the numbers.
 
 Pages run in a pool of worker threads, never on the event loop: a page that is
 slow for a legitimate reason (a login hashing its password, a wait on the SQLite
