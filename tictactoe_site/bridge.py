@@ -33,8 +33,9 @@ from django.conf import settings
 
 REQUEST_TOO_LARGE = b"Request body too large."
 # How much lower the account threads' CPU priority is (Linux nice values: a
-# thread at +10 gets about a tenth of the CPU time of one at 0 when they compete).
-ACCOUNT_NICENESS = 10
+# thread at +5 gets about a third of the CPU time of one at 0 when they compete,
+# so pages come first and logins still progress on a busy host).
+ACCOUNT_NICENESS = 5
 
 
 def _body_limit() -> int:
