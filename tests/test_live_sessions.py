@@ -4,34 +4,18 @@ through one process, and a deactivation from another program (the shell, as an
 admin would), end the streams another process holds, within one ping interval.
 """
 
-import urllib.parse
-from http.client import HTTPConnection
-
 import pytest
 
 from games.live import CHANNEL, KEEPALIVE_SECONDS
 
 from .support import hosts
 from .support.asgi import BOUND
-from .support.hosts import CSRF, EVERY_BROKER, Watcher
+from .support.hosts import EVERY_BROKER, Watcher
 
 
 def _log_out(port: int, session: str) -> int:
     """POST /accounts/logout/ as the browser's form would; returns the status."""
-    connection = HTTPConnection("127.0.0.1", port, timeout=BOUND)
-    try:
-        connection.request(
-            "POST",
-            "/accounts/logout/",
-            body=urllib.parse.urlencode({"csrfmiddlewaretoken": CSRF}),
-            headers={
-                "Cookie": f"sessionid={session}; csrftoken={CSRF}",
-                "Content-Type": "application/x-www-form-urlencoded",
-            },
-        )
-        return connection.getresponse().status
-    finally:
-        connection.close()
+    return hosts.post_form(port, "/accounts/logout/", session, {})
 
 
 def _ends(watcher: Watcher) -> bool:

@@ -247,16 +247,15 @@ def games(backend: dict, count: int) -> tuple[dict, dict[int, int]]:
     return made["sessions"], {int(k): v for k, v in made["games"].items()}
 
 
-def play(port: int, session: str, game_id: int, row: int, col: int, ply: int):
-    """A move POSTed as the browser's form would; returns the status."""
+def post_form(port: int, path: str, session: str, fields: dict) -> int:
+    """`fields` POSTed to `path` as the browser's form would, with the session
+    and a CSRF token; returns the status."""
     connection = HTTPConnection("127.0.0.1", port, timeout=BOUND)
     try:
         connection.request(
             "POST",
-            f"/games/{game_id}/move/",
-            body=urllib.parse.urlencode(
-                {"row": row, "col": col, "ply": ply, "csrfmiddlewaretoken": CSRF}
-            ),
+            path,
+            body=urllib.parse.urlencode(fields | {"csrfmiddlewaretoken": CSRF}),
             headers={
                 "Cookie": f"sessionid={session}; csrftoken={CSRF}",
                 "Content-Type": "application/x-www-form-urlencoded",
@@ -265,3 +264,9 @@ def play(port: int, session: str, game_id: int, row: int, col: int, ply: int):
         return connection.getresponse().status
     finally:
         connection.close()
+
+
+def play(port: int, session: str, game_id: int, row: int, col: int, ply: int):
+    """A move POSTed as the browser's form would; returns the status."""
+    fields = {"row": row, "col": col, "ply": ply}
+    return post_form(port, f"/games/{game_id}/move/", session, fields)
