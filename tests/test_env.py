@@ -20,6 +20,7 @@ from tictactoe_site.env import (
     env_int,
     env_list,
     env_path,
+    env_secret,
     env_str,
     reports_configuration_errors,
 )
@@ -171,6 +172,13 @@ def test_str(env):
     assert env_str(VAR, "fallback") == "redis://cache:6379/0"
 
 
+def test_a_secret_is_taken_exactly_as_given(env):
+    env(None)
+    assert env_secret(VAR) == ""
+    env(" pass word ")
+    assert env_secret(VAR) == " pass word "
+
+
 def test_list(env):
     env(None)
     assert env_list(VAR, ["127.0.0.1", "localhost"]) == ["127.0.0.1", "localhost"]
@@ -290,6 +298,13 @@ def load_settings(monkeypatch, **env: str) -> dict:
     settings = module_from_spec(spec)
     spec.loader.exec_module(settings)
     return vars(settings)
+
+
+def test_the_secret_key_is_kept_as_given_and_spaces_alone_are_no_key(monkeypatch):
+    settings = load_settings(monkeypatch, DJANGO_SECRET_KEY=" key with spaces ")
+    assert settings["SECRET_KEY"] == " key with spaces "
+    with pytest.raises(ConfigurationError, match="DJANGO_SECRET_KEY is not set."):
+        load_settings(monkeypatch, DJANGO_SECRET_KEY="   ")
 
 
 SETTINGS_VARIABLES = sorted(

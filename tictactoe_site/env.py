@@ -33,6 +33,11 @@ def env_str(name: str, default: str = "") -> str:
     return _value(name) or default
 
 
+def env_secret(name: str) -> str:
+    """A password or key, exactly as given: spaces at either end are part of it."""
+    return os.environ.get(name, "")
+
+
 def env_list(name: str, default: Sequence[str] = ()) -> list[str]:
     """Comma-separated values; empty items are dropped."""
     value = _value(name)

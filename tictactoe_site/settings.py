@@ -17,6 +17,7 @@ from .env import (
     env_int,
     env_list,
     env_path,
+    env_secret,
     env_str,
 )
 
@@ -43,8 +44,8 @@ for _replaced in ("DJANGO_TRUST_X_FORWARDED_PROTO", "FORWARDED_ALLOW_IPS"):
             "number of reverse proxies in front of the app (README, Configuration)."
         )
 
-SECRET_KEY = env_str("DJANGO_SECRET_KEY")
-if not SECRET_KEY:
+SECRET_KEY = env_secret("DJANGO_SECRET_KEY")
+if not SECRET_KEY.strip():
     if not DEBUG:
         raise ConfigurationError(
             "DJANGO_SECRET_KEY is not set. Set it to a long random value; for "
@@ -406,7 +407,7 @@ MAILERS = {
                 "host": env_str("DJANGO_EMAIL_HOST", "localhost"),
                 "port": env_int("DJANGO_EMAIL_PORT", 25, minimum=1, maximum=65535),
                 "username": env_str("DJANGO_EMAIL_HOST_USER"),
-                "password": env_str("DJANGO_EMAIL_HOST_PASSWORD"),
+                "password": env_secret("DJANGO_EMAIL_HOST_PASSWORD"),
                 "use_tls": env_bool("DJANGO_EMAIL_USE_TLS"),
                 # Seconds: a mail server that does not answer must not hold the
                 # worker for ever (the message is tried again later).
