@@ -381,6 +381,19 @@ def seed(database, scenario: str, workdir: Path, password: str) -> tuple[str, di
     return url, manifest
 
 
+def chosen_databases(wanted: list[str], workdir: Path) -> list:
+    """The databases named in `wanted` ("sqlite", "postgres"): PostgreSQL only
+    when it answers at POSTGRES_URL."""
+    databases = [SQLite(workdir)] if "sqlite" in wanted else []
+    if "postgres" in wanted:
+        postgres = PostgreSQL(POSTGRES_URL)
+        if postgres.reachable():
+            databases.append(postgres)
+        else:
+            print(f"PostgreSQL at {POSTGRES_URL}: not reachable, skipped")
+    return databases
+
+
 def seed_all(databases, workdir: Path, password: str) -> dict:
     """Every database and scenario at once, before any measurement: the seeding
     processes share the cores instead of taking turns."""
@@ -809,13 +822,7 @@ def main() -> None:
         check=True,
     )
     wanted = args.databases.split(",")
-    databases = [SQLite(workdir)] if "sqlite" in wanted else []
-    if "postgres" in wanted:
-        postgres = PostgreSQL(POSTGRES_URL)
-        if postgres.reachable():
-            databases.append(postgres)
-        else:
-            print(f"\nPostgreSQL at {POSTGRES_URL}: not reachable, skipped")
+    databases = chosen_databases(wanted, workdir)
     password = secrets.token_urlsafe(16)
     summaries = []
     try:

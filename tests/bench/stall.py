@@ -47,7 +47,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tests.bench.live_latency import Http, _stream_lines, percentiles
-from tests.bench.run import PORT, POSTGRES_URL, RESULTS, ROOT, PostgreSQL, SQLite
+from tests.bench.run import PORT, RESULTS, ROOT, chosen_databases
 from tests.support.served import PLAIN_HTTP, ServedApp
 from tests.support.smtp_sink import SmtpSink
 
@@ -558,16 +558,7 @@ def run_section(
         "duration_s": duration,
         "results": [],
     }
-    engines = []
-    if "sqlite" in databases:
-        engines.append(SQLite(workdir))
-    if "postgres" in databases:
-        postgres = PostgreSQL(POSTGRES_URL)
-        if postgres.reachable():
-            engines.append(postgres)
-        else:
-            print(f"PostgreSQL at {POSTGRES_URL}: not reachable, skipped")
-    for engine in engines:
+    for engine in chosen_databases(databases, workdir):
         print(f"== stall on {engine.name} ==", flush=True)
         url = engine.create("stall")
         try:
