@@ -193,3 +193,15 @@ def task_worker_pid_or_none(app) -> int | None:
         return task_worker_pid(app)
     except (ValueError, FileNotFoundError):
         return None
+
+
+def test_sigterm_to_a_single_process_server_stops_its_worker(tmp_path):
+    """`make run`'s server (one process) told to stop by SIGTERM to its own
+    process only, as `kill` or a container runtime does: the worker it started
+    stops too, not left behind on its own."""
+    with serving(tmp_path, "worker_sigterm", workers=1) as app:
+        (server,) = children(app.process.pid)  # make's child: tictactoe_site.serve
+        worker = task_worker_pid(app)
+        os.kill(server, signal.SIGTERM)
+        wait_for(lambda: not running(server), "the server to stop")
+        wait_for(lambda: not running(worker), "the server to stop its worker")

@@ -17,6 +17,7 @@ These and the settings are read before anything starts: a value they refuse
 
 import logging
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -143,6 +144,14 @@ def refuse_public_debug(cfg: Config) -> None:
         raise ConfigurationError(refusal)
 
 
+def _exit_on_sigterm(signum, frame) -> None:
+    """SIGTERM ends the server through its `finally`, which stops the task
+    workers: uvicorn raises the signal again once it has shut down (its
+    "cooperative signal handling", uvicorn pull request 1600), and SIGTERM's
+    default action would end the process on the spot, the workers left running."""
+    raise SystemExit(128 + signum)
+
+
 @reports_configuration_errors
 def main() -> None:
     cfg = config()
@@ -152,6 +161,7 @@ def main() -> None:
     warning = open_files_warning(raise_open_files_limit(), max_connections)
     if warning:
         logger.warning(warning)
+    signal.signal(signal.SIGTERM, _exit_on_sigterm)
     workers = [TaskWorker() for _ in range(task_workers)]
     for worker in workers:
         worker.start()
