@@ -1,29 +1,46 @@
 """When a logged-in player was last on the site, for the your-turn emails
 (accounts.turn_emails: none to someone seen since the game began waiting).
 
-No query on an ordinary page: the session (which the page reads anyway) holds
-when the player was last recorded, and the database is written only when that
-is `SEEN_EVERY` old, one UPDATE of the player's TurnEmailPreference (none for a
-player without one). A login stamps the session (`stamp_login`): the login
-itself is recorded as `last_login`; a session older than the stamp gets one on
-its first page, without a write.
+The database is written at most every `SEEN_EVERY` per player and server
+process: one UPDATE of the player's TurnEmailPreference (none for a player
+without one). Which players were recorded lately is kept in the process's own
+memory (the "seen" cache), so an ordinary page costs no query, no file and no
+change to the session. A login counts as recorded: Django records it as
+`last_login`. The UPDATE runs after the response, in a page thread
+(tictactoe_site.bridge.DEFER), so a page that only reads, on the event loop,
+never waits for the database's write lock.
 """
 
+import functools
 from datetime import timedelta
 
 from django.contrib.auth import SESSION_KEY
+from django.core.cache import caches
 from django.utils import timezone
+
+from tictactoe_site.bridge import DEFER
 
 from .models import TurnEmailPreference
 
 SEEN_EVERY = timedelta(minutes=5)
-SEEN_KEY = "accounts_seen_at"
+SEEN_CACHE = "seen"
+
+
+def seen_key(user_id) -> str:
+    return f"seen-{user_id}"
 
 
 def stamp_login(sender, request, user, **kwargs) -> None:
-    """user_logged_in: the session starts as just seen."""
-    if hasattr(request, "session"):
-        request.session[SEEN_KEY] = timezone.now().timestamp()
+    """user_logged_in: the player starts as just seen."""
+    caches[SEEN_CACHE].set(seen_key(user.pk), True, SEEN_EVERY.total_seconds())
+
+
+def record_seen(user_id, when) -> None:
+    TurnEmailPreference.objects.filter(user_id=user_id).update(last_seen_at=when)
+
+
+def _run_now(work) -> None:
+    work()
 
 
 def record_activity(get_response):
@@ -37,15 +54,10 @@ def record_activity(get_response):
         user_id = session.get(SESSION_KEY)
         if user_id is None:
             return response
-        now = timezone.now()
-        seen = session.get(SEEN_KEY)
-        if seen is None:
-            # A session from before the stamp existed: start counting, no write
-            # (the first pages of many such sessions at once stay reads).
-            session[SEEN_KEY] = now.timestamp()
-        elif now.timestamp() - seen >= SEEN_EVERY.total_seconds():
-            TurnEmailPreference.objects.filter(user_id=user_id).update(last_seen_at=now)
-            session[SEEN_KEY] = now.timestamp()
+        if caches[SEEN_CACHE].add(seen_key(user_id), True, SEEN_EVERY.total_seconds()):
+            # Outside the bridge (tests, a WSGI server) it runs right here.
+            defer = request.META.get(DEFER, _run_now)
+            defer(functools.partial(record_seen, user_id, timezone.now()))
         return response
 
     return middleware

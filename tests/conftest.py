@@ -24,11 +24,14 @@ PASSWORD = "a-long-test-password-42"
 
 @pytest.fixture(autouse=True)
 def empty_page_cache():
-    """Every test starts without rendered pages (games.page_cache): their keys
-    hold database ids and versions, which the next test's database repeats."""
-    caches["pages"].clear()
+    """Every test starts without rendered pages (games.page_cache) and without
+    players recorded as seen (accounts.middleware): their keys hold database ids
+    and versions, which the next test's database repeats."""
+    for alias in ("pages", "seen"):
+        caches[alias].clear()
     yield
-    caches["pages"].clear()
+    for alias in ("pages", "seen"):
+        caches[alias].clear()
 
 
 @pytest.fixture

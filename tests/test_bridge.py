@@ -10,7 +10,7 @@ import pytest
 from django.core.wsgi import get_wsgi_application
 from django.urls import reverse
 
-from tictactoe_site.bridge import REQUEST_TOO_LARGE, WsgiBridge, build_environ
+from tictactoe_site.bridge import DEFER, REQUEST_TOO_LARGE, WsgiBridge, build_environ
 
 
 def scope(path="/games/1/", **extra) -> dict:
@@ -319,3 +319,94 @@ def test_every_page_that_checks_a_password_runs_in_the_account_threads(name, kwa
     from tictactoe_site.asgi import ACCOUNT_PATHS
 
     assert reverse(name, kwargs=kwargs).startswith(ACCOUNT_PATHS)
+
+
+def where_and_how(environ, start_response):
+    """A WSGI app that answers its thread's name and whether a loop runs there."""
+    try:
+        asyncio.get_running_loop()
+        loop = True
+    except RuntimeError:
+        loop = False
+    thread = threading.current_thread().name.rsplit("_", 1)[0]
+    start_response("200 OK", [("Content-Type", "application/json")])
+    return [json.dumps({"thread": thread, "loop": loop}).encode()]
+
+
+def test_pages_run_in_threads_until_reads_are_moved_to_the_loop():
+    bridge = WsgiBridge(
+        where_and_how, threads=2, account_threads=1, account_paths=("/accounts/",)
+    )
+    requests = [
+        ("GET", "/games/1/"),
+        ("HEAD", "/games/1/"),
+        ("POST", "/games/1/move/"),
+        ("GET", "/accounts/login/"),
+    ]
+
+    def ran() -> dict:
+        return {
+            request: answer(
+                call(bridge, scope(method=request[0], path=request[1]), [body()])
+            )[1]
+            for request in requests
+        }
+
+    assert ran() == {
+        ("GET", "/games/1/"): {"thread": "wsgi", "loop": False},
+        ("HEAD", "/games/1/"): {"thread": "wsgi", "loop": False},
+        ("POST", "/games/1/move/"): {"thread": "wsgi", "loop": False},
+        ("GET", "/accounts/login/"): {"thread": "wsgi-account", "loop": False},
+    }
+    bridge.run_on_loop(("GET", "HEAD"))
+    assert ran() == {
+        ("GET", "/games/1/"): {"thread": "MainThread", "loop": True},
+        ("HEAD", "/games/1/"): {"thread": "MainThread", "loop": True},
+        ("POST", "/games/1/move/"): {"thread": "wsgi", "loop": False},
+        ("GET", "/accounts/login/"): {"thread": "wsgi-account", "loop": False},
+    }
+
+
+@pytest.mark.parametrize("on_loop", [False, True])
+def test_deferred_work_runs_after_the_response_in_a_page_thread(on_loop, caplog):
+    """What a page hands to environ[DEFER] runs once the response has been sent,
+    in a page thread (never on the loop); a failure is logged, not raised."""
+    done = threading.Event()
+    events = []
+
+    def record():
+        events.append(("deferred", threading.current_thread().name.rsplit("_", 1)[0]))
+        done.set()
+
+    def fail():
+        raise RuntimeError("the database is gone")
+
+    def page(environ, start_response):
+        environ[DEFER](fail)
+        environ[DEFER](record)
+        start_response("204 No Content", [])
+        return []
+
+    bridge = WsgiBridge(page, threads=1)
+    if on_loop:
+        bridge.run_on_loop(("GET",))
+
+    async def run():
+        async def receive():
+            return body()
+
+        async def send(message):
+            events.append(("sent", message["type"]))
+
+        await bridge(scope(), receive, send)
+        assert await asyncio.to_thread(done.wait, 5)
+
+    asyncio.run(run())
+    assert events == [
+        ("sent", "http.response.start"),
+        ("sent", "http.response.body"),
+        ("deferred", "wsgi"),
+    ]
+    assert [record.getMessage() for record in caplog.records] == [
+        f"deferred work {fail!r} failed"
+    ]

@@ -282,7 +282,7 @@ def test_the_table_is_read():
     assert DOCUMENTED["PORT"] == "number"
     assert DOCUMENTED["HOST"] == "text"
     assert DOCUMENTED["TASK_POLL_SECONDS"] == "number"
-    assert len(DOCUMENTED) == 51
+    assert len(DOCUMENTED) == 52
 
 
 def load_settings(monkeypatch, **env: str) -> dict:
@@ -382,6 +382,35 @@ def test_the_settings_take_the_documented_defaults(monkeypatch):
         "GAMES_TURN_EMAIL_AFTER": 3600,
         "GAMES_TURN_EMAIL_EVERY": 86400,
     }
+
+
+SQLITE = {"DATABASE_URL": "sqlite:////tmp/ttt-env-test.sqlite3"}
+REDIS = {"REDIS_URL": "redis://127.0.0.1:6379/0"}
+
+
+@pytest.mark.parametrize(
+    ("env", "on_loop"),
+    [
+        ({}, False),  # PostgreSQL: every read is a round trip
+        (SQLITE, True),
+        (SQLITE | REDIS, False),  # sessions are read from Redis
+        (SQLITE | {"WEB_READS_ON_LOOP": "0"}, False),
+    ],
+)
+def test_reads_run_on_the_loop_by_default_where_every_read_is_local(
+    monkeypatch, env, on_loop
+):
+    assert load_settings(monkeypatch, **env)["WEB_READS_ON_LOOP"] is on_loop
+
+
+@pytest.mark.parametrize("env", [{}, SQLITE | REDIS])
+def test_reads_on_the_loop_are_refused_where_a_read_may_wait(monkeypatch, env):
+    with pytest.raises(ConfigurationError) as refused:
+        load_settings(monkeypatch, WEB_READS_ON_LOOP="1", **env)
+    assert str(refused.value) == (
+        "WEB_READS_ON_LOOP needs every read to be local: a SQLite database and no "
+        "REDIS_URL (reads from another machine would hold up the live streams)."
+    )
 
 
 @pytest.mark.parametrize(

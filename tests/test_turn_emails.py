@@ -7,15 +7,17 @@ from datetime import timedelta
 import pytest
 from allauth.account.models import EmailAddress
 from django.core import mail, signing
+from django.core.cache import caches
 from django.test import Client
 from django.utils import timezone
 from django_tasks_db.models import DBTaskResult
 
 from accounts import turn_emails
-from accounts.middleware import SEEN_KEY
+from accounts.middleware import SEEN_CACHE, seen_key
 from accounts.models import TurnEmailPreference
 from games import services
 from games.models import Game
+from tictactoe_site.bridge import DEFER
 from tictactoe_site.heartbeat import start_beating
 from tictactoe_site.mail import deliver, from_json
 
@@ -340,14 +342,13 @@ def test_a_broken_unsubscribe_link_is_a_400_page(bob, bob_opted_in, alice, token
 
 
 def test_a_page_records_activity_at_most_every_five_minutes(
-    client_for, bob, bob_opted_in, django_assert_num_queries
+    client_for, bob, bob_opted_in
 ):
-    client = client_for(bob)  # a login: the session is stamped, last_login set
+    client = client_for(bob)  # a login counts as seen: last_login is set
     client.get("/")
     assert TurnEmailPreference.objects.get(user=bob).last_seen_at is None
-    session = client.session
-    session[SEEN_KEY] = (timezone.now() - timedelta(minutes=5)).timestamp()
-    session.save()
+    # Five minutes later the mark has expired.
+    caches[SEEN_CACHE].delete(seen_key(bob.pk))
     before = timezone.now()
     client.get("/")
     seen = TurnEmailPreference.objects.get(user=bob).last_seen_at
@@ -355,10 +356,23 @@ def test_a_page_records_activity_at_most_every_five_minutes(
     assert seen >= before
     client.get("/")
     assert TurnEmailPreference.objects.get(user=bob).last_seen_at == seen
-    # A session from before the stamp: stamped on its first page, no write.
-    session = client.session
-    del session[SEEN_KEY]
-    session.save()
+
+
+def test_a_page_hands_the_activity_write_to_the_bridge(
+    client_for, bob, bob_opted_in, django_assert_num_queries
+):
+    """Served through tictactoe_site.bridge, the page itself writes nothing: the
+    UPDATE is deferred (run after the response, in a page thread)."""
+    client = client_for(bob)
     client.get("/")
-    assert TurnEmailPreference.objects.get(user=bob).last_seen_at == seen
-    assert client.session[SEEN_KEY] >= before.timestamp()
+    caches[SEEN_CACHE].delete(seen_key(bob.pk))
+    deferred = []
+    with django_assert_num_queries(2):  # the user and the lobby's games
+        response = client.get("/", **{DEFER: deferred.append})
+    assert response.status_code == 200
+    assert TurnEmailPreference.objects.get(user=bob).last_seen_at is None
+    assert len(deferred) == 1
+    before = timezone.now()
+    deferred[0]()
+    assert TurnEmailPreference.objects.get(user=bob).last_seen_at <= before
+    assert TurnEmailPreference.objects.get(user=bob).last_seen_at is not None

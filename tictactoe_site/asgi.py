@@ -1,11 +1,13 @@
 """The application every server process runs (see tictactoe_site.serve).
 
 Live-update streams (games.streams) are answered right here on the event loop;
-everything else is a Django page, run through Django's WSGI handler in a pool of
-WEB_THREADS page threads, account pages in WEB_ACCOUNT_THREADS threads of their
-own (tictactoe_site.bridge): pages keep the cost they have under a WSGI server,
-an open stream holds no thread, a slow page never holds up the loop, and a burst
-of logins never holds up the game pages.
+everything else is a Django page, run through Django's WSGI handler
+(tictactoe_site.bridge): account pages in WEB_ACCOUNT_THREADS threads of their
+own, GET and HEAD pages on the event loop when every read is local
+(WEB_READS_ON_LOOP), every other page in a pool of WEB_THREADS page threads.
+Pages keep the cost they have under a WSGI server, an open stream holds no
+thread, a page that may wait never holds up the loop, and a burst of logins
+never holds up the game pages.
 """
 
 import asyncio
@@ -29,6 +31,8 @@ from .bridge import WsgiBridge  # noqa: E402
 # The pages that may hash a password: sign-in, sign-up, password and email
 # changes (accounts.urls) and the admin's sign-in (tictactoe_site.urls).
 ACCOUNT_PATHS = ("/accounts/", "/admin/")
+# The requests that only read, which WEB_READS_ON_LOOP runs on the event loop.
+READ_METHODS = ("GET", "HEAD")
 
 bridge = WsgiBridge(
     pages,
@@ -57,6 +61,8 @@ async def _lifespan(receive, send):
     while True:
         message = await receive()
         if message["type"] == "lifespan.startup":
+            if settings.WEB_READS_ON_LOOP:
+                run_reads_on_loop()
             hub.start()
             end_streams_on_shutdown_signal(asyncio.get_running_loop())
             await send({"type": "lifespan.startup.complete"})
@@ -64,6 +70,22 @@ async def _lifespan(receive, send):
             hub.stop()
             await send({"type": "lifespan.shutdown.complete"})
             return
+
+
+def run_reads_on_loop() -> None:
+    """From now on this process runs GET and HEAD pages on its event loop.
+
+    Django refuses database calls in a thread with a running event loop unless
+    DJANGO_ALLOW_ASYNC_UNSAFE is set, its documented switch for code that does
+    so on purpose; set in the server process only, once it is serving. Such a
+    page reads a local SQLite file and never waits for a lock; it writes nothing
+    there in the ordinary course (tests/test_reads_write_nothing.py): a player's
+    "last seen" follows the response in a page thread (bridge.DEFER), messages
+    travel in a cookie. What remains is rare and short, as the app holds the
+    write lock for milliseconds: clearing a session that ended elsewhere.
+    """
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+    bridge.run_on_loop(READ_METHODS)
 
 
 def end_streams_on_shutdown_signal(loop: asyncio.AbstractEventLoop) -> None:

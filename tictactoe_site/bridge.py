@@ -5,16 +5,28 @@ every middleware hook and for the sync view. Why not a2wsgi: it relays the body
 through a queue. tests/bench/servers.py measures both against this bridge;
 docs/performance.md has the numbers.
 
-Pages run in a pool of worker threads, never on the event loop: a page that is
-slow for a legitimate reason (a login hashing its password, a wait on the SQLite
-write lock or on another machine) must not hold up the live streams the loop
-serves. The pool's size bounds the pages one process runs at once.
+Where a page runs:
 
-The account pages (sign-in, sign-up, password and email changes: every page
-that may hash a password, about 0.3 s of CPU each) run in a pool of their own,
-so a burst of logins never holds every page thread, and on Linux its threads
-run at a lower CPU priority (nice +ACCOUNT_NICENESS), so the hashing yields the
-cores to game pages and to the event loop.
+- The account pages (sign-in, sign-up, password and email changes: every page
+  that may hash a password, about 0.3 s of CPU each) run in a pool of their own,
+  so a burst of logins never holds every page thread, and on Linux its threads
+  run at a lower CPU priority (nice +ACCOUNT_NICENESS), so the hashing yields the
+  cores to game pages and to the event loop.
+- Requests whose method is one of `loop_methods` (GET and HEAD when every read
+  is local: tictactoe_site.asgi) run on the event loop itself. A thread
+  costs each page its hand-offs of the interpreter lock with the loop: every
+  system call the page makes while the loop has work is one, about 20 context
+  switches per page under load (docs/performance.md). Such a page only reads,
+  and a local read never waits for anyone; what it has to write it hands to
+  `environ[DEFER]`.
+- Every other page runs in a pool of worker threads, never on the event loop: a
+  page that writes may wait for the SQLite write lock or for another machine,
+  and that must not hold up the live streams the loop serves. The pool's size
+  bounds the pages one process runs at once.
+
+`environ[DEFER]` takes a function of no arguments and runs it in a page thread
+after the response has been sent: writes a page may skip when the process stops
+(a player's "last seen"), out of the page's way wherever the page ran.
 
 The request body is read before the call (bounded: larger bodies get 413; a
 client that disconnects before sending all of it gets nothing and reaches no
@@ -25,13 +37,20 @@ games.streams directly).
 
 import asyncio
 import io
+import logging
 import os
 import sys
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 
 from django.conf import settings
+from django.db import close_old_connections
+
+logger = logging.getLogger(__name__)
 
 REQUEST_TOO_LARGE = b"Request body too large."
+# The environ key of the function that runs work after the response.
+DEFER = "tictactoe.defer"
 # How much lower the account threads' CPU priority is (Linux nice values: a
 # thread at +5 gets about a third of the CPU time of one at 0 when they compete,
 # so pages come first and logins still progress on a busy host).
@@ -103,9 +122,23 @@ def _lower_priority() -> None:
         os.nice(ACCOUNT_NICENESS)
 
 
+def _run_deferred(work: Callable[[], object]) -> None:
+    """`work` outside a request: the connection checks Django makes at a
+    request's start and end are made here (a pooled connection goes back)."""
+    close_old_connections()
+    try:
+        work()
+    except Exception:
+        logger.exception("deferred work %r failed", work)
+    finally:
+        close_old_connections()
+
+
 class WsgiBridge:
     """`threads` page threads; paths starting with one of `account_paths` run in
-    `account_threads` threads of their own, at a lower CPU priority."""
+    `account_threads` threads of their own, at a lower CPU priority; other
+    requests whose method is one of `loop_methods` (`run_on_loop`) run on the
+    event loop."""
 
     def __init__(
         self,
@@ -129,7 +162,13 @@ class WsgiBridge:
             initializer=_lower_priority,
         )
         self.account_paths = account_paths
+        self.loop_methods: frozenset[str] = frozenset()
         self.limit: int | None = None
+
+    def run_on_loop(self, methods: Iterable[str]) -> None:
+        """Requests with one of these methods (and no account path) run on the
+        event loop from now on."""
+        self.loop_methods = frozenset(methods)
 
     async def __call__(self, scope, receive, send) -> None:
         if self.limit is None:
@@ -149,17 +188,28 @@ class WsgiBridge:
             await send({"type": "http.response.body", "body": REQUEST_TOO_LARGE})
             return
         environ = build_environ(scope, body)
-        pool = (
-            self.account_pool
-            if environ["PATH_INFO"].startswith(self.account_paths)
-            else self.pool
-        )
-        loop = asyncio.get_running_loop()
-        status, headers, content = await loop.run_in_executor(pool, self._call, environ)
-        await send(
-            {"type": "http.response.start", "status": status, "headers": headers}
-        )
-        await send({"type": "http.response.body", "body": content})
+        deferred: list[Callable[[], object]] = []
+        environ[DEFER] = deferred.append
+        if environ["PATH_INFO"].startswith(self.account_paths):
+            pool = self.account_pool
+        elif environ["REQUEST_METHOD"] in self.loop_methods:
+            pool = None
+        else:
+            pool = self.pool
+        if pool is None:
+            status, headers, content = self._call(environ)
+        else:
+            loop = asyncio.get_running_loop()
+            call = loop.run_in_executor(pool, self._call, environ)
+            status, headers, content = await call
+        try:
+            await send(
+                {"type": "http.response.start", "status": status, "headers": headers}
+            )
+            await send({"type": "http.response.body", "body": content})
+        finally:
+            for work in deferred:
+                self.pool.submit(_run_deferred, work)
 
     async def _read_body(self, receive) -> bytes | None:
         """The whole body; None when it exceeds the limit."""

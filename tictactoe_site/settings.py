@@ -125,8 +125,7 @@ WEB_MAX_STREAMS_PER_USER = env_int("WEB_MAX_STREAMS_PER_USER", 30, minimum=1)
 DATABASES = {
     "default": dj_database_url.config(
         default=f"sqlite:///{BASE_DIR / 'db.sqlite3'}",
-        # Each process keeps its connection between requests (a page runs on its
-        # process's event loop, one at a time: tictactoe_site.bridge).
+        # Each thread of a server process keeps its connection between requests.
         conn_max_age=env_int("DJANGO_CONN_MAX_AGE", 60, minimum=0),
         conn_health_checks=True,
     )
@@ -179,6 +178,13 @@ CACHES = {
         "LOCATION": "pages",
         "TIMEOUT": 600,
         "OPTIONS": {"MAX_ENTRIES": 2000},
+    },
+    # "seen": the players whose activity this process recorded lately
+    # (accounts.middleware).
+    "seen": {
+        "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+        "LOCATION": "seen",
+        "OPTIONS": {"MAX_ENTRIES": 100_000},
     },
     # Sessions are read from here, so a request costs no session query, and
     # written through to the database (cached_db below). Every server process
@@ -246,7 +252,9 @@ STORAGES = {
     },
 }
 
-MESSAGE_STORAGE = "django.contrib.messages.storage.session.SessionStorage"
+# Messages travel in a signed cookie: showing one changes no session, so a page
+# that only reads writes nothing (WEB_READS_ON_LOOP).
+MESSAGE_STORAGE = "django.contrib.messages.storage.cookie.CookieStorage"
 
 # Security headers. HTTPS-only settings are opt-in so that `make run` works over
 # plain HTTP; README's "Deploying" section lists what to set in production.
@@ -435,8 +443,20 @@ SITE_URL = env_str("DJANGO_SITE_URL", "http://127.0.0.1:8000").rstrip("/")
 # (django-tasks-db), run by `python -m tictactoe_site.worker`.
 TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
 
-# Page threads per server process (tictactoe_site.bridge): pages never run on the
-# event loop that serves the live streams.
+# Page threads per server process (tictactoe_site.bridge): a page that may write
+# or wait never runs on the event loop that serves the live streams.
 WEB_THREADS = env_int("WEB_THREADS", 4, minimum=1)
+# GET and HEAD pages run on the event loop itself, saving each the hand-offs to
+# a thread, where every read is local: a SQLite file and the session cache in
+# CACHE_DIR. Turn it off when the SQLite file lives on a network file system.
+_LOCAL_READS = (
+    DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3" and not REDIS_URL
+)
+WEB_READS_ON_LOOP = env_bool("WEB_READS_ON_LOOP", default=_LOCAL_READS)
+if WEB_READS_ON_LOOP and not _LOCAL_READS:
+    raise ConfigurationError(
+        "WEB_READS_ON_LOOP needs every read to be local: a SQLite database and no "
+        "REDIS_URL (reads from another machine would hold up the live streams)."
+    )
 # Threads for the account pages, which hash passwords, at a lower CPU priority.
 WEB_ACCOUNT_THREADS = env_int("WEB_ACCOUNT_THREADS", 2, minimum=1)
