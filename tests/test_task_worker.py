@@ -205,3 +205,14 @@ def test_sigterm_to_a_single_process_server_stops_its_worker(tmp_path):
         os.kill(server, signal.SIGTERM)
         wait_for(lambda: not running(server), "the server to stop")
         wait_for(lambda: not running(worker), "the server to stop its worker")
+
+
+def test_a_worker_whose_server_was_killed_stops(tmp_path):
+    """kill -9 of the server alone (not its process group): the worker it started
+    stops by itself, rather than running on beside the next server's worker
+    under the same worker id."""
+    with serving(tmp_path, "worker_orphan", workers=1) as app:
+        (server,) = children(app.process.pid)  # make's child: tictactoe_site.serve
+        worker = task_worker_pid(app)
+        os.kill(server, signal.SIGKILL)
+        wait_for(lambda: not running(worker), "the orphaned worker to stop")

@@ -35,6 +35,7 @@ from .env import (
     reports_configuration_errors,
 )
 from .limits import open_files_warning, raise_open_files_limit
+from .worker import PARENT_PID
 
 logger = logging.getLogger("uvicorn.error")
 
@@ -105,7 +106,10 @@ class TaskWorker:
             with self.lock:
                 if self.stopping.is_set():
                     return
-                self.process = subprocess.Popen([sys.executable, "-m", WORKER])
+                self.process = subprocess.Popen(
+                    [sys.executable, "-m", WORKER],
+                    env=os.environ | {PARENT_PID: str(os.getpid())},
+                )
             started = time.monotonic()
             logger.info("Started task worker [%d]", self.process.pid)
             code = self.process.wait()

@@ -7,19 +7,40 @@ database as the queue, so SQLite and PostgreSQL need nothing else), started
 after putting back in the queue what an earlier run of the same worker id
 (TASK_WORKER_ID, by default the host name: one worker per host) left running,
 and with the heartbeat going (tictactoe_site.heartbeat).
+
+A worker the server started (PARENT_PID set) stops as SIGTERM would stop it
+once that server is gone, when it was killed before it could stop the worker:
+otherwise the worker would run on beside the next server's, under the same id.
 """
 
 import os
+import signal
+import threading
+import time
 
 import django
 from django.core.management import call_command
 
-from .env import env_float, reports_configuration_errors
+from .env import env_float, env_int, reports_configuration_errors
+
+# The environment variable through which the server names itself as the parent.
+PARENT_PID = "TASK_WORKER_PARENT_PID"
+
+
+def stop_when_orphaned(parent: int) -> None:
+    """Poll (a second apart) for the parent to be gone, then SIGTERM this
+    process: db_worker finishes the task in hand and exits."""
+    while os.getppid() == parent:
+        time.sleep(1)
+    os.kill(os.getpid(), signal.SIGTERM)
 
 
 @reports_configuration_errors
 def main() -> None:
     interval = env_float("TASK_POLL_SECONDS", 0.5, above=0)
+    parent = env_int(PARENT_PID, 0, minimum=0)
+    if parent:
+        threading.Thread(target=stop_when_orphaned, args=(parent,), daemon=True).start()
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tictactoe_site.settings")
     django.setup()
     from . import heartbeat  # defines tasks: needs the settings
