@@ -12,6 +12,7 @@ never waits for the database's write lock.
 """
 
 import functools
+import operator
 from datetime import timedelta
 
 from django.contrib.auth import SESSION_KEY
@@ -39,10 +40,6 @@ def record_seen(user_id, when) -> None:
     TurnEmailPreference.objects.filter(user_id=user_id).update(last_seen_at=when)
 
 
-def _run_now(work) -> None:
-    work()
-
-
 def record_activity(get_response):
     def middleware(request):
         response = get_response(request)
@@ -56,7 +53,7 @@ def record_activity(get_response):
             return response
         if caches[SEEN_CACHE].add(seen_key(user_id), True, SEEN_EVERY.total_seconds()):
             # Outside the bridge (tests, a WSGI server) it runs right here.
-            defer = request.META.get(DEFER, _run_now)
+            defer = request.META.get(DEFER, operator.call)
             defer(functools.partial(record_seen, user_id, timezone.now()))
         return response
 

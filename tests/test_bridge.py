@@ -182,9 +182,14 @@ def test_a_bridge_needs_a_page_thread():
         WsgiBridge(Recorder(), threads=1, account_threads=0)
 
 
+def pool_of_this_thread() -> str:
+    """ "wsgi" for a ThreadPoolExecutor thread named "wsgi_0", else the name."""
+    return threading.current_thread().name.rsplit("_", 1)[0]
+
+
 def where_it_ran(environ, start_response):
     """A WSGI app that answers the name and CPU priority of its thread."""
-    thread = threading.current_thread().name.rsplit("_", 1)[0]
+    thread = pool_of_this_thread()
     nice = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
     start_response("200 OK", [("Content-Type", "application/json")])
     return [json.dumps({"thread": thread, "nice": nice}).encode()]
@@ -328,7 +333,7 @@ def where_and_how(environ, start_response):
         loop = True
     except RuntimeError:
         loop = False
-    thread = threading.current_thread().name.rsplit("_", 1)[0]
+    thread = pool_of_this_thread()
     start_response("200 OK", [("Content-Type", "application/json")])
     return [json.dumps({"thread": thread, "loop": loop}).encode()]
 
@@ -375,7 +380,7 @@ def test_deferred_work_runs_after_the_response_in_a_page_thread(on_loop, caplog)
     events = []
 
     def record():
-        events.append(("deferred", threading.current_thread().name.rsplit("_", 1)[0]))
+        events.append(("deferred", pool_of_this_thread()))
         done.set()
 
     def fail():
