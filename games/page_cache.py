@@ -2,9 +2,11 @@
 
 A game page is a function of the game's row (its version moves on every change),
 its players, its series score, its rematch and who is looking. The key holds every
-one of them (each field of the row, so a field added later is in it too), so a
-cached page can never show a stale board and nothing needs invalidating: keys
-of past versions just age out. The CSRF token is the one part that changes per
+one of them (each field of the row, so a field added later is in it too) but the
+rematch, which the row covers: starting a rematch moves the version of the game
+it follows (games.services.rematch), so a hit needs no query for it. A cached
+page can never show a stale board and nothing needs invalidating: keys of past
+versions just age out. The CSRF token is the one part that changes per
 request: pages are stored with a placeholder that each response replaces with the
 request's own token.
 
@@ -52,7 +54,6 @@ def game_key(part: str, game: Game, viewer) -> str:
     (games.views.game_context): every spectator shares one live part, each player
     has their own. The whole page also names the viewer in its header."""
     series = game.series
-    rematch = getattr(game, "rematch", None)
     everything = repr(
         (
             part,
@@ -60,7 +61,6 @@ def game_key(part: str, game: Game, viewer) -> str:
             _user_key(game.player_x),
             _user_key(game.player_o),
             (series.a_wins, series.b_wins, series.draws) if series else (),
-            rematch.pk if rematch else None,
             tuple(game.marks_for(viewer)),
             _user_key(viewer) if part == "page" else (),
         )

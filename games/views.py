@@ -33,9 +33,7 @@ RECENT_GAMES = 10
 
 def _game_or_404(game_id: int) -> Game:
     try:
-        return Game.objects.select_related(
-            "player_x", "player_o", "series", "rematch", "invitation"
-        ).get(pk=game_id)
+        return Game.objects.for_page().get(pk=game_id)
     except Game.DoesNotExist:
         raise Http404(GameNotFound.message) from None
 
@@ -61,7 +59,7 @@ def game_context(game: Game, viewer) -> dict:
         and game.has_both_players
         and game.is_player(viewer),
         "viewer_marks": game.marks_for(viewer),
-        # The rematch, once someone started it (joined in by _game_or_404).
+        # The rematch, once someone started it.
         "rematch": getattr(game, "rematch", None) if game.is_finished else None,
         "ply": game.move_count,
     }

@@ -272,15 +272,16 @@ def test_the_live_part_shows_the_link_to_the_creator(invitation, as_alice, as_bo
     )
 
 
-def test_the_creators_game_page_with_the_link_costs_no_extra_query(
+def test_a_waiting_invitations_page_reads_it_in_one_query(
     invitation, as_alice, as_bob, django_assert_num_queries
 ):
-    """The invitation is joined with the game (select_related); the page that
-    shows the link is rendered for each request (it holds the host)."""
+    """A waiting game's page reads its invitation, if any (one query, as for
+    any waiting game: it decides whether the page offers to join); the page
+    that shows the link is rendered for each request (it holds the host)."""
     game_page = f"/games/{invitation.game_id}/"
     for _ in range(2):  # never from the page cache
-        # user, the game with its players, series, rematch and invitation
-        with django_assert_num_queries(2):
+        # user, the game with its players and series, its invitation
+        with django_assert_num_queries(3):
             assert invitation.secret in text(as_alice.get(game_page))
-    with django_assert_num_queries(2):
+    with django_assert_num_queries(3):
         assert invitation.secret not in text(as_bob.get(game_page))

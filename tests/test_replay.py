@@ -140,7 +140,8 @@ def test_replay_query_count_is_the_same_at_every_ply(
 ):
     client = client_for(alice)
     for ply in (0, 4, 7):
-        with django_assert_num_queries(2):  # user, game with players+series
+        # user, game with players+series, the finished game's rematch
+        with django_assert_num_queries(3):
             response = client.get(f"{finished.get_absolute_url()}?ply={ply}")
         assert response.status_code == 200
         assert f"Replay: after move {ply} of " in response.content.decode()

@@ -32,12 +32,36 @@ def test_game_page_queries_do_not_grow(
 ):
     settings.GAMES_MAX_OPEN_PER_USER = 100
     _many_games(alice, bob, extra_games, settings)
-    play(game, (0, 0), (1, 1), (0, 1), (2, 2), (0, 2))  # a long, finished game
+    play(game, (0, 0), (1, 1), (0, 1), (2, 2))  # in progress
     # user, game (players and series joined); the session comes from its cache
     with django_assert_num_queries(2):
         assert as_bob.get(f"/games/{game.pk}/").status_code == 200
     with django_assert_num_queries(2):
         assert as_bob.get(f"/games/{game.pk}/state.json").status_code == 200
+    play(game, (0, 2))  # now a long, finished game
+    # rendered: user, game, and the finished game's rematch (none yet), which
+    # the page offers to start; from the page cache: user, game
+    with django_assert_num_queries(3):
+        assert as_bob.get(f"/games/{game.pk}/").status_code == 200
+    with django_assert_num_queries(2):
+        assert as_bob.get(f"/games/{game.pk}/").status_code == 200
+    with django_assert_num_queries(2):
+        assert as_bob.get(f"/games/{game.pk}/state.json").status_code == 200
+
+
+def test_a_cached_finished_game_page_shows_its_new_rematch(
+    as_bob, game, alice, play, django_assert_num_queries
+):
+    """The page cache's key does not read the rematch: starting one moves the
+    finished game's version, so the cached page is not served again."""
+    finished = play(game, (0, 0), (1, 1), (0, 1), (2, 2), (0, 2))
+    for _ in range(2):  # rendered, then cached
+        assert "Rematch" in text(as_bob.get(f"/games/{finished.pk}/"))
+    rematch = services.rematch(game_id=finished.pk, user=alice)
+    with django_assert_num_queries(3):  # user, game, its rematch: rendered anew
+        response = as_bob.get(f"/games/{finished.pk}/")
+    assert response.status_code == 200
+    assert f"Go to the rematch (game {rematch.pk})" in text(response)
 
 
 @pytest.mark.parametrize("extra_games", [0, 30])
@@ -58,7 +82,7 @@ def test_lobby_queries_do_not_grow(
 def test_game_page_query_uses_an_index_after_analyze(as_bob, alice, bob):
     """With statistics, SQLite scanned every game to find a game's rematch
     (the unique index on rematch_of is nearly all NULLs): 20 ms a page at
-    100,000 games. The partial index keeps that join a lookup."""
+    100,000 games. The partial index keeps that lookup an index search."""
     for _ in range(3):
         services.forfeit(
             game_id=services.create_game(creator=alice, opponent=bob).pk, user=alice
@@ -75,14 +99,15 @@ def test_game_page_query_uses_an_index_after_analyze(as_bob, alice, bob):
     game = Game.objects.first()
     with CaptureQueriesContext(connection) as queries:
         assert as_bob.get(f"/games/{game.pk}/").status_code == 200
-    game_sql = next(q["sql"] for q in queries if 'FROM "games_game"' in q["sql"])
-    with connection.cursor() as cursor:
-        cursor.execute("EXPLAIN QUERY PLAN " + game_sql)
-        plan = " | ".join(str(row) for row in cursor.fetchall())
-    # No scan of the games table, for the game or for its rematch (tiny tables
-    # such as this test's one series row may be scanned: that is cheaper).
-    assert "SCAN T5" not in plan, plan
-    assert "SCAN games_game" not in plan, plan
+    games_sql = [q["sql"] for q in queries if 'FROM "games_game"' in q["sql"]]
+    assert len(games_sql) == 2  # the finished game, then its rematch
+    for sql in games_sql:
+        with connection.cursor() as cursor:
+            cursor.execute("EXPLAIN QUERY PLAN " + sql)
+            plan = " | ".join(str(row) for row in cursor.fetchall())
+        # No scan of the games table, for the game or for its rematch (tiny
+        # tables such as this test's one series row may be scanned: cheaper).
+        assert "SCAN games_game" not in plan, plan
 
 
 def test_lobby_with_new_games_stays_at_five_queries_then_two(
