@@ -7,6 +7,7 @@ import sys
 import threading
 
 import pytest
+from django.core.cache import caches
 from django.core.wsgi import get_wsgi_application
 from django.urls import reverse
 
@@ -415,3 +416,28 @@ def test_deferred_work_runs_after_the_response_in_a_page_thread(on_loop, caplog)
     assert [record.getMessage() for record in caplog.records] == [
         f"deferred work {fail!r} failed"
     ]
+
+
+@pytest.mark.parametrize("on_loop", [False, True])
+def test_pages_keep_djangos_cache_connections_from_one_request_to_the_next(on_loop):
+    """As in a page thread, so on the loop: each request runs in a task of its
+    own, whose context would otherwise build every cache connection again."""
+    used = []
+
+    def page(environ, start_response):
+        used.append(caches["default"])
+        start_response("204 No Content", [])
+        return []
+
+    bridge = WsgiBridge(page, threads=1)
+    if on_loop:
+        bridge.run_on_loop(("GET",))
+    # From a thread of its own, whose context holds no cache yet (the tests'
+    # own thread has them all).
+    thread = threading.Thread(
+        target=lambda: [call(bridge, scope(), [body()]) for _ in range(2)]
+    )
+    thread.start()
+    thread.join()
+    first, second = used
+    assert first is second

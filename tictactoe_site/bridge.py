@@ -36,6 +36,7 @@ games.streams directly).
 """
 
 import asyncio
+import contextvars
 import io
 import logging
 import os
@@ -163,6 +164,12 @@ class WsgiBridge:
         )
         self.account_paths = account_paths
         self.loop_methods: frozenset[str] = frozenset()
+        # The context pages on the loop run in, one for all of them, as each page
+        # thread has its own: what Django keeps per context (its cache
+        # connections: asgiref.local.Local) then lasts from one page to the next,
+        # as it does in a thread, instead of being built again in each request's
+        # task (a copy of the context that ends with the request).
+        self.loop_context = contextvars.Context()
         self.limit: int | None = None
 
     def run_on_loop(self, methods: Iterable[str]) -> None:
@@ -197,7 +204,7 @@ class WsgiBridge:
         else:
             pool = self.pool
         if pool is None:
-            status, headers, content = self._call(environ)
+            status, headers, content = self.loop_context.run(self._call, environ)
         else:
             loop = asyncio.get_running_loop()
             call = loop.run_in_executor(pool, self._call, environ)
