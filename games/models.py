@@ -350,15 +350,6 @@ class Game(models.Model):
                 condition=Q(status=GameStatus.WAITING),
             ),
             models.Index(fields=["status", "-created_at"], name="game_status_recent"),
-            # The game page joins a game's rematch (rematch_of = this game). The
-            # unique index on rematch_of is almost all NULLs, and once SQLite has
-            # statistics (ANALYZE) its planner scans the whole table for that
-            # join instead; this partial index holds only real rematches.
-            models.Index(
-                fields=["rematch_of"],
-                name="game_rematch_of",
-                condition=Q(rematch_of__isnull=False),
-            ),
         ]
         constraints = [
             models.CheckConstraint(
