@@ -68,7 +68,8 @@ def game_context(game: Game, viewer) -> dict:
 def _invitation_url(request, game: Game) -> str | None:
     """The link the creator of a waiting invitation shares, shown to them only.
     A page showing it is not cached: the link holds the request's host."""
-    if game.is_waiting and game.is_invitation and game.is_player(request.user):
+    # Whether it is an invitation is a query of its own: asked of players only.
+    if game.is_waiting and game.is_player(request.user) and game.is_invitation:
         return request.build_absolute_uri(game.invitation.get_absolute_url())
     return None
 

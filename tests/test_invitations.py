@@ -285,3 +285,6 @@ def test_a_waiting_invitations_page_reads_it_in_one_query(
             assert invitation.secret in text(as_alice.get(game_page))
     with django_assert_num_queries(3):
         assert invitation.secret not in text(as_bob.get(game_page))
+    # From the page cache, a spectator's page does not read the invitation.
+    with django_assert_num_queries(2):
+        assert invitation.secret not in text(as_bob.get(game_page))
