@@ -11,6 +11,7 @@ from django.core.cache import caches
 from django.core.wsgi import get_wsgi_application
 from django.urls import reverse
 
+from tictactoe_site import cpus
 from tictactoe_site.bridge import DEFER, REQUEST_TOO_LARGE, WsgiBridge, build_environ
 
 
@@ -210,6 +211,41 @@ def test_account_pages_run_in_their_own_threads_at_a_lower_priority():
         "/accounts/login/": {"thread": "wsgi-account", "nice": base + 5},
         "/games/1/": {"thread": "wsgi", "nice": base},
         "/accountsx/": {"thread": "wsgi", "nice": base},
+    }
+
+
+def cpus_it_ran_on(environ, start_response):
+    """A WSGI app that answers the CPUs its thread may run on."""
+    start_response("200 OK", [("Content-Type", "application/json")])
+    return [json.dumps(sorted(os.sched_getaffinity(0))).encode()]
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="CPU affinity per thread")
+def test_in_a_pinned_process_page_threads_keep_its_cpu_and_account_threads_get_all(
+    tmp_path,
+):
+    """tictactoe_site.cpus: password hashing runs without the interpreter lock,
+    so the account threads may use every CPU."""
+    allowed = sorted(os.sched_getaffinity(0))
+    result = {}
+
+    def a_pinned_server_process():
+        cpu = cpus.pin_to_own_cpu(tmp_path)
+        bridge = WsgiBridge(
+            cpus_it_ran_on, threads=1, account_threads=1, account_paths=("/accounts/",)
+        )
+        result["cpu"] = cpu
+        for path in ("/accounts/login/", "/games/1/"):
+            result[path] = answer(call(bridge, scope(path=path), [body()]))[1]
+        cpus.unpin_thread()
+
+    thread = threading.Thread(target=a_pinned_server_process)  # the test's stays
+    thread.start()
+    thread.join(timeout=30)
+    assert result == {
+        "cpu": allowed[0],
+        "/accounts/login/": allowed,
+        "/games/1/": [allowed[0]],
     }
 
 

@@ -12,6 +12,7 @@ import sys
 import threading
 import time
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
@@ -208,6 +209,20 @@ def test_production_responses_carry_the_security_headers(server):
     static = server.browser().get(stylesheet)
     assert static.status == 200
     assert "immutable" in static.headers["Cache-Control"]
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="CPU affinity is Linux's")
+def test_each_server_process_runs_on_a_cpu_of_its_own(server):
+    """tictactoe_site.cpus: the 3 processes take slots 0-2, and slot n runs on
+    the n-th CPU the server may use, round robin."""
+    allowed = sorted(os.sched_getaffinity(0))
+
+    def cpus_of(pid: int) -> str:
+        status = Path(f"/proc/{pid}/status").read_text()
+        return re.search(r"^Cpus_allowed_list:\s*(\S+)$", status, re.M)[1]
+
+    pinned = sorted(cpus_of(pid) for pid in server.worker_pids())
+    assert pinned == sorted(str(allowed[slot % len(allowed)]) for slot in range(3))
 
 
 def test_the_access_log_is_off_unless_asked_for():

@@ -26,6 +26,7 @@ from django.conf import settings  # noqa: E402
 from games import streams  # noqa: E402  (needs the apps loaded)
 from games.live import hub  # noqa: E402
 
+from . import cpus  # noqa: E402
 from .bridge import WsgiBridge  # noqa: E402
 
 # The pages that may hash a password: sign-in, sign-up, password and email
@@ -61,6 +62,9 @@ async def _lifespan(receive, send):
     while True:
         message = await receive()
         if message["type"] == "lifespan.startup":
+            if settings.WEB_PIN_CPUS:
+                # Before any page thread starts: they inherit the CPU.
+                cpus.pin_to_own_cpu(settings.CACHE_DIR / "cpus")
             if settings.WEB_READS_ON_LOOP:
                 run_reads_on_loop()
             hub.start()

@@ -47,6 +47,8 @@ from concurrent.futures import ThreadPoolExecutor
 from django.conf import settings
 from django.db import close_old_connections
 
+from .cpus import unpin_thread
+
 logger = logging.getLogger(__name__)
 
 REQUEST_TOO_LARGE = b"Request body too large."
@@ -115,12 +117,14 @@ class Disconnected(Exception):
     """The client went away before sending the whole request body."""
 
 
-def _lower_priority() -> None:
-    """Lower the calling thread's CPU priority: on Linux a nice value belongs to
-    the thread (setpriority(2)); elsewhere it would lower the whole process, so
-    leave it."""
+def _account_thread() -> None:
+    """Lower the calling thread's CPU priority and let it use every CPU of the
+    process (its hashing runs without the interpreter lock: tictactoe_site.cpus).
+    On Linux a nice value belongs to the thread (setpriority(2)); elsewhere it
+    would lower the whole process, so leave it."""
     if sys.platform == "linux":
         os.nice(ACCOUNT_NICENESS)
+    unpin_thread()
 
 
 def _run_deferred(work: Callable[[], object]) -> None:
@@ -160,7 +164,7 @@ class WsgiBridge:
         self.account_pool = ThreadPoolExecutor(
             account_threads,
             thread_name_prefix="wsgi-account",
-            initializer=_lower_priority,
+            initializer=_account_thread,
         )
         self.account_paths = account_paths
         self.loop_methods: frozenset[str] = frozenset()

@@ -460,3 +460,7 @@ if WEB_READS_ON_LOOP and not _LOCAL_READS:
     )
 # Threads for the account pages, which hash passwords, at a lower CPU priority.
 WEB_ACCOUNT_THREADS = env_int("WEB_ACCOUNT_THREADS", 2, minimum=1)
+# Each server process runs its event loop and page threads on one CPU of its own
+# (Linux; tictactoe_site.cpus). Turn it off on a host whose CPUs are reserved for
+# something else.
+WEB_PIN_CPUS = env_bool("WEB_PIN_CPUS", default=True)
