@@ -230,7 +230,7 @@ def test_in_a_pinned_process_page_threads_keep_its_cpu_and_account_threads_get_a
     result = {}
 
     def a_pinned_server_process():
-        cpu = cpus.pin_to_own_cpu(tmp_path)
+        cpu = cpus.pin_to_own_cpu(tmp_path / "cpus.lock")
         bridge = WsgiBridge(
             cpus_it_ran_on, threads=1, account_threads=1, account_paths=("/accounts/",)
         )

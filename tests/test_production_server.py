@@ -211,11 +211,22 @@ def test_production_responses_carry_the_security_headers(server):
     assert "immutable" in static.headers["Cache-Control"]
 
 
+def latest_start(log: str) -> str:
+    """The log since the server last started (an earlier test may restart it)."""
+    return log.rsplit("Started parent process", 1)[-1]
+
+
 @pytest.mark.skipif(sys.platform != "linux", reason="CPU affinity is Linux's")
 def test_each_server_process_runs_on_a_cpu_of_its_own(server):
     """tictactoe_site.cpus: the 3 processes take slots 0-2, and slot n runs on
     the n-th CPU the server may use, round robin."""
     allowed = sorted(os.sched_getaffinity(0))
+    # /healthz answered once one process was up; each pins itself before it
+    # reports its start-up complete.
+    deadline = time.monotonic() + 60
+    while latest_start(server.log()).count("Application startup complete.") < 3:
+        assert time.monotonic() < deadline, server.log()
+        time.sleep(0.1)  # polling for the processes to boot, not for a race
 
     def cpus_of(pid: int) -> str:
         status = Path(f"/proc/{pid}/status").read_text()

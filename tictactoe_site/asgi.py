@@ -11,6 +11,7 @@ never holds up the game pages.
 """
 
 import asyncio
+import logging
 import os
 import signal
 import threading
@@ -23,7 +24,7 @@ pages = get_wsgi_application()
 
 from django.conf import settings  # noqa: E402
 
-from games import streams  # noqa: E402  (needs the apps loaded)
+from games import private_dirs, streams  # noqa: E402  (needs the apps loaded)
 from games.live import hub  # noqa: E402
 
 from . import cpus  # noqa: E402
@@ -44,6 +45,8 @@ bridge = WsgiBridge(
 
 SHUTDOWN_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
+logger = logging.getLogger(__name__)
+
 
 async def application(scope, receive, send):
     if scope["type"] == "http":
@@ -63,8 +66,7 @@ async def _lifespan(receive, send):
         message = await receive()
         if message["type"] == "lifespan.startup":
             if settings.WEB_PIN_CPUS:
-                # Before any page thread starts: they inherit the CPU.
-                cpus.pin_to_own_cpu(settings.CACHE_DIR / "cpus")
+                pin_to_own_cpu()
             if settings.WEB_READS_ON_LOOP:
                 run_reads_on_loop()
             hub.start()
@@ -74,6 +76,18 @@ async def _lifespan(receive, send):
             hub.stop()
             await send({"type": "lifespan.shutdown.complete"})
             return
+
+
+def pin_to_own_cpu() -> None:
+    """This process's loop, and the page threads it starts from now on, on a CPU
+    of their own (tictactoe_site.cpus). The choice is made under a lock file in
+    the private cache directory; where that cannot be written the process runs
+    unpinned, as it would with WEB_PIN_CPUS=0."""
+    try:
+        private_dirs.make(settings.CACHE_DIR)
+        cpus.pin_to_own_cpu(settings.CACHE_DIR / "cpus.lock")
+    except OSError as exc:
+        logger.warning("Not pinned to a CPU: %s", exc)
 
 
 def run_reads_on_loop() -> None:

@@ -4,63 +4,70 @@ A page thread and the event loop of one process take turns at Python's
 interpreter lock, and every system call a page makes (a database round trip,
 reading the session file, each random byte of the CSRF mask) hands the lock
 over while another thread waits for it. When the two threads run on different
-CPUs, each hand-over wakes the other CPU: a game page in a page thread cost
-about a quarter more CPU than under gunicorn's single-threaded workers, measured
-on PostgreSQL, where every page runs in a thread (docs/performance.md). Only one
-of those threads can run Python at a time anyway, so the process loses nothing
-by keeping them on one CPU, and the hand-overs become cheap.
+CPUs, each hand-over wakes the other CPU: on PostgreSQL, where every page runs
+in a thread, a game page cost about a tenth to a quarter more CPU than under
+gunicorn's single-threaded workers, and about as much as there once each
+process kept to one CPU (docs/performance.md). Only one of those threads can
+run Python at a time anyway, so the process loses little by keeping to one CPU.
 
-Each process claims the lowest free slot (an exclusive lock on a file in
-`lock_dir`, held for the life of the process and released by the kernel when it
-ends, so a restarted process takes its predecessor's CPU) and runs on CPU
-`slot mod the CPUs it may use`. Account threads, whose password hashing runs
-without the interpreter lock, go back to every CPU (`unpin_thread`).
+Each server process takes the CPU that the fewest of its siblings (the other
+processes of its server) are pinned to, deciding one at a time under a lock
+file: the processes of one server spread over the CPUs, and a process started
+again after one died takes the CPU its predecessor left. Account threads, whose
+password hashing runs without the interpreter lock, go back to every CPU
+(`unpin_thread`).
 """
 
 import fcntl
-import itertools
 import os
+from collections import Counter
 from pathlib import Path
-from typing import IO
 
-# The slot's lock file, open for the life of the process: closing it would
-# release the slot.
-_claimed: list = []
 # The CPUs the process could use before it pinned itself.
 _all_cpus: set[int] = set()
 
 
-def pinning_available() -> bool:
-    return hasattr(os, "sched_setaffinity")
-
-
-def pin_to_own_cpu(lock_dir: Path) -> int | None:
+def pin_to_own_cpu(lock_path: Path) -> int | None:
     """Pin the calling thread, and the threads it starts from now on, to the CPU
-    of this process's slot; that CPU (None where the platform cannot pin)."""
-    if not pinning_available():
+    the fewest of this process's siblings are pinned to (the lowest of those);
+    that CPU, or None where the platform cannot pin. `lock_path`: the file whose
+    lock makes the siblings choose one at a time."""
+    if not hasattr(os, "sched_setaffinity"):
         return None
     cpus = sorted(os.sched_getaffinity(0))
     _all_cpus.update(cpus)
-    lock_dir.mkdir(parents=True, exist_ok=True)
-    slot, lock = claim_slot(lock_dir)
-    _claimed.append(lock)
-    cpu = cpus[slot % len(cpus)]
-    os.sched_setaffinity(0, {cpu})
+    with lock_path.open("a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        taken = Counter(pinned_cpu(pid) for pid in siblings())
+        cpu = min(cpus, key=lambda cpu: (taken[cpu], cpu))
+        os.sched_setaffinity(0, {cpu})
     return cpu
 
 
-def claim_slot(lock_dir: Path) -> tuple[int, IO]:
-    """The lowest slot nobody holds, and its lock file: the slot is held until
-    that file is closed (or its process ends)."""
-    for slot in itertools.count():
-        lock = (lock_dir / f"slot-{slot}.lock").open("a")
+def siblings() -> list[int]:
+    """The other processes with this process's parent."""
+    me, parent = os.getpid(), os.getppid()
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
         try:
-            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            lock.close()
-            continue
-        return slot, lock
-    raise AssertionError("unreachable: itertools.count() never ends")
+            # The command name, in parentheses, may hold spaces: split after it.
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # it ended meanwhile
+        pid = int(stat.parent.name)
+        if int(fields[1]) == parent and pid != me:
+            found.append(pid)
+    return found
+
+
+def pinned_cpu(pid: int) -> int | None:
+    """The one CPU process `pid` is pinned to; None when it may use several, or
+    has ended."""
+    try:
+        allowed = os.sched_getaffinity(pid)
+    except OSError:
+        return None
+    return next(iter(allowed)) if len(allowed) == 1 else None
 
 
 def unpin_thread() -> None:

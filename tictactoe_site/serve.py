@@ -5,6 +5,7 @@ tictactoe_site.asgi. Settings come from the environment:
 
 HOST (127.0.0.1), PORT (8000), WEB_CONCURRENCY (server processes, 2),
 WEB_THREADS (page threads per process, 4: see tictactoe_site.bridge),
+WEB_PIN_CPUS (on: each process on a CPU of its own, tictactoe_site.cpus),
 TASK_WORKERS (background task workers started beside the server, 1; 0 when a
 process manager runs `python -m tictactoe_site.worker` on its own),
 WEB_RELOAD (1: restart on code changes, for development), WEB_ACCESS_LOG (off:

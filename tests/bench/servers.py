@@ -1,17 +1,22 @@
 """`make bench-servers`: the same app, the same game page, under each server.
 
-    python -m tests.bench.servers [--duration 10] [--rounds 3]
+    python -m tests.bench.servers [--duration 10] [--rounds 3] [--database sqlite]
+                                  [--only NAME,NAME]
 
-Seeds the small scenario on SQLite, then in each round loads the game page
-(wrk, as `make bench` does) on every server in turn, two processes each, access
-logs off, and prints requests/s and server CPU per request, each as the median
-of its per-round ratio to gunicorn's sync workers. The rounds interleave, so each
-ratio compares runs made under the same machine load.
+Seeds the small scenario on the chosen database (SQLite, or PostgreSQL at
+BENCH_POSTGRES_URL), then in each round loads the game page (wrk, as `make bench`
+does) on every server in turn, two processes each, access logs off, and prints
+requests/s and server CPU per request, each as the median of its per-round ratio
+to gunicorn's sync workers. The rounds interleave, so each ratio compares runs
+made under the same machine load.
 
   gunicorn sync      gunicorn, 2 sync workers (Django's WSGI handler, no adapter)
-  bridge 4 threads   tictactoe_site.serve as `make serve` runs it (uvicorn; pages
-                     in 4 threads per process: WEB_THREADS=4)
-  bridge 1 thread    the same with one page thread per process (WEB_THREADS=1)
+  make serve         tictactoe_site.serve as `make serve` runs it (uvicorn and
+                     the bridge: GET pages on the event loop with SQLite, in page
+                     threads with PostgreSQL; each process on a CPU of its own)
+  serve unpinned     the same with WEB_PIN_CPUS=0 (tictactoe_site.cpus)
+  serve threads      the same with every page in a page thread
+                     (WEB_READS_ON_LOOP=0, as PostgreSQL runs them)
   granian wsgi       granian's WSGI interface, 2 workers
   a2wsgi uvicorn     uvicorn + a2wsgi.WSGIMiddleware, 2 workers
 """
@@ -30,7 +35,9 @@ from pathlib import Path
 from tests.bench.run import (
     BIN,
     PORT,
+    POSTGRES_URL,
     ROOT,
+    PostgreSQL,
     Server,
     SQLite,
     Target,
@@ -48,8 +55,9 @@ def servers(port: int) -> dict[str, tuple[list[str], dict]]:
     serve_env = {"WEB_CONCURRENCY": "2", "HOST": "127.0.0.1", "PORT": str(port)}
     return {
         "gunicorn sync": (floor_server_command(port), {}),
-        "bridge 4 threads": (serve, serve_env | {"WEB_THREADS": "4"}),
-        "bridge 1 thread": (serve, serve_env | {"WEB_THREADS": "1"}),
+        "make serve": (serve, serve_env),
+        "serve unpinned": (serve, serve_env | {"WEB_PIN_CPUS": "0"}),
+        "serve threads": (serve, serve_env | {"WEB_READS_ON_LOOP": "0"}),
         "granian wsgi": (
             [
                 str(BIN / "granian"),
@@ -83,6 +91,7 @@ def main() -> None:
     parser.add_argument("--duration", type=int, default=10, help="seconds per run")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--only", help="comma-separated server names (and baseline)")
+    parser.add_argument("--database", choices=("sqlite", "postgres"), default="sqlite")
     args = parser.parse_args()
     workdir = Path(tempfile.mkdtemp(prefix="ttt-servers-"))
     subprocess.run(
@@ -91,7 +100,12 @@ def main() -> None:
         env=django_env("sqlite://:memory:"),
         check=True,
     )
-    database = SQLite(workdir)
+    if args.database == "postgres":
+        database = PostgreSQL(POSTGRES_URL)
+        if not database.reachable():
+            raise SystemExit(f"PostgreSQL at {POSTGRES_URL} does not answer")
+    else:
+        database = SQLite(workdir)
     password = secrets.token_urlsafe(16)
     url, manifest = seed(database, "small", workdir, password)
     port = PORT + 10
@@ -125,16 +139,16 @@ def main() -> None:
             print(flush=True)
     finally:
         database.drop("small")
-    print_table(results)
+    print_table(results, database.name)
     shutil.rmtree(workdir)
 
 
-def print_table(results: dict[str, list[dict]]) -> None:
+def print_table(results: dict[str, list[dict]], database: str) -> None:
     def median_ratio(name: str, metric: str) -> float:
         pairs = zip(results[name], results[BASELINE], strict=True)
         return statistics.median(a[metric] / b[metric] for a, b in pairs)
 
-    print(f"\ngame page, 2 processes per server; ratios to {BASELINE}")
+    print(f"\ngame page on {database}, 2 processes per server; ratios to {BASELINE}")
     header = f"{'server':<18} {'req/s':>6} {'ratio':>6} {'cpu ms':>7} {'cpu ratio':>9}"
     print(header)
     print("-" * len(header))
@@ -153,7 +167,11 @@ def print_table(results: dict[str, list[dict]]) -> None:
         )
     Path("bench-servers.json").write_text(
         json.dumps(
-            {"when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "rows": rows},
+            {
+                "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                "database": database,
+                "rows": rows,
+            },
             indent=2,
         )
     )
