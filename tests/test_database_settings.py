@@ -11,7 +11,8 @@ from .support.served import ROOT
 DATABASE = (
     "d = settings.DATABASES['default'];"
     "keys = ('ENGINE', 'NAME', 'CONN_MAX_AGE', 'OPTIONS');"
-    "print(json.dumps({key: d[key] for key in keys}))"
+    "print(json.dumps({key: d[key] for key in keys},"
+    " default=lambda f: f'{f.__module__}.{f.__qualname__}'))"
 )
 SESSIONS = (
     "print(json.dumps({'engine': settings.SESSION_ENGINE,"
@@ -67,7 +68,12 @@ def test_postgresql_gets_a_bounded_pool_and_keeps_url_options():
     assert database["OPTIONS"] == {
         "sslmode": "require",
         "connect_timeout": 5,
-        "pool": {"min_size": 1, "max_size": 8, "timeout": 3.0},
+        "pool": {
+            "min_size": 1,
+            "max_size": 8,
+            "timeout": 3.0,
+            "check": "tictactoe_site.db_pool.check_if_rested",
+        },
     }
 
 

@@ -1,0 +1,28 @@
+"""The PostgreSQL pool's health check (settings: OPTIONS["pool"]["check"]).
+
+psycopg_pool calls its `check` on every connection it hands out, and Django's
+CONN_HEALTH_CHECKS makes that a round trip to the database on every request: on
+a cached game page, about a tenth of the page's CPU (docs/performance.md). A
+connection handed out again within CHECK_AFTER of its previous use was working a
+moment ago, so it goes out unchecked; one that has waited longer is checked as
+before. After a database restart every pooled connection has waited at least as
+long as the restart took, so each is checked, and a broken one is replaced
+before any request sees it (tests/test_db_pool.py).
+"""
+
+from time import monotonic
+
+from psycopg_pool import ConnectionPool
+
+# Seconds a pooled connection may rest and still be handed out unchecked.
+CHECK_AFTER = 1.0
+
+
+def check_if_rested(connection) -> None:
+    """psycopg_pool's check, for a connection that rested more than CHECK_AFTER
+    since it was last handed out (or never was)."""
+    now = monotonic()
+    handed_out_at = getattr(connection, "handed_out_at", None)
+    if handed_out_at is None or now - handed_out_at > CHECK_AFTER:
+        ConnectionPool.check_connection(connection)
+    connection.handed_out_at = now
