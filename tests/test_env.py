@@ -282,7 +282,7 @@ def test_the_table_is_read():
     assert DOCUMENTED["PORT"] == "number"
     assert DOCUMENTED["HOST"] == "text"
     assert DOCUMENTED["TASK_POLL_SECONDS"] == "number"
-    assert len(DOCUMENTED) == 52
+    assert len(DOCUMENTED) == 53
 
 
 def load_settings(monkeypatch, **env: str) -> dict:
@@ -333,6 +333,7 @@ def test_the_settings_take_the_documented_defaults(monkeypatch):
         "DJANGO_DB_CONNECT_TIMEOUT": database["OPTIONS"]["connect_timeout"],
         "WEB_THREADS": settings["WEB_THREADS"],
         "WEB_ACCOUNT_THREADS": settings["WEB_ACCOUNT_THREADS"],
+        "WEB_PIN_CPUS": settings["WEB_PIN_CPUS"],
         "WEB_MAX_STREAMS_PER_USER": settings["WEB_MAX_STREAMS_PER_USER"],
         "DJANGO_SECURE_COOKIES": settings["SESSION_COOKIE_SECURE"],
         "DJANGO_SECURE_SSL_REDIRECT": settings["SECURE_SSL_REDIRECT"],
@@ -362,6 +363,7 @@ def test_the_settings_take_the_documented_defaults(monkeypatch):
         "DJANGO_DB_CONNECT_TIMEOUT": 5,
         "WEB_THREADS": 4,
         "WEB_ACCOUNT_THREADS": 2,
+        "WEB_PIN_CPUS": True,
         "WEB_MAX_STREAMS_PER_USER": 30,
         "DJANGO_SECURE_COOKIES": False,
         "DJANGO_SECURE_SSL_REDIRECT": False,
