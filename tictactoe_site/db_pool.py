@@ -11,18 +11,22 @@ before any request sees it (tests/test_db_pool.py).
 """
 
 from time import monotonic
+from weakref import WeakKeyDictionary
 
 from psycopg_pool import ConnectionPool
 
 # Seconds a pooled connection may rest and still be handed out unchecked.
 CHECK_AFTER = 1.0
+# When each pooled connection was last handed out (forgotten with it). A
+# connection is in one thread's hands at a time.
+_handed_out_at: WeakKeyDictionary = WeakKeyDictionary()
 
 
 def check_if_rested(connection) -> None:
     """psycopg_pool's check, for a connection that rested more than CHECK_AFTER
     since it was last handed out (or never was)."""
     now = monotonic()
-    handed_out_at = getattr(connection, "handed_out_at", None)
-    if handed_out_at is None or now - handed_out_at > CHECK_AFTER:
+    last = _handed_out_at.get(connection)
+    if last is None or now - last > CHECK_AFTER:
         ConnectionPool.check_connection(connection)
-    connection.handed_out_at = now
+    _handed_out_at[connection] = now
