@@ -183,7 +183,7 @@ def test_make_serve_starts_the_worker_again_when_it_dies(tmp_path):
 def running(pid: int) -> bool:
     try:
         state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except FileNotFoundError:
+    except (FileNotFoundError, ProcessLookupError):  # it ended before, or while, read
         return False
     return state != "Z"  # a zombie has ended, its parent just has not reaped it
 
