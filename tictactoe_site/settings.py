@@ -156,8 +156,6 @@ elif DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
         "connect_timeout", env_int("DJANGO_DB_CONNECT_TIMEOUT", 5, minimum=1)
     )
     if env_bool("DJANGO_DB_POOL", default=True):
-        from .db_pool import check_if_rested
-
         DATABASES["default"]["CONN_MAX_AGE"] = 0  # Django's pool requires it.
         _pool_min = env_int("DJANGO_DB_POOL_MIN", 1, minimum=0)
         DATABASES["default"]["OPTIONS"]["pool"] = {
@@ -169,9 +167,6 @@ elif DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
             # request holds its thread this long, so keep it short, but above the
             # queueing of a reconnect wave's stream authentications.
             "timeout": env_float("DJANGO_DB_POOL_TIMEOUT", 3.0, above=0),
-            # The health check, for a connection that rested (CONN_HEALTH_CHECKS
-            # would make it on every request).
-            "check": check_if_rested,
         }
 
 # "pages": rendered game pages and lobbies, per process, keyed by what they show
