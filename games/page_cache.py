@@ -2,7 +2,8 @@
 
 A game page is a function of the game's row (its version moves on every change),
 its players, its series score, its rematch and who is looking. The key holds every
-one of them (each field of the row, so a field added later is in it too) but the
+one of them (each field of the row the page reads, so a field added later is in
+it too; the timestamps are not read, and the version covers them) but the
 rematch, which the row covers: starting a rematch moves the version of the game
 it follows (games.services.rematch), so a hit needs no query for it. A cached
 page can never show a stale board and nothing needs invalidating: keys of past
@@ -29,12 +30,11 @@ from django.http import HttpResponse
 from django.middleware.csrf import get_token
 from django.template.loader import render_to_string
 
-from .models import Game
+from .models import GAME_PAGE_FIELDS, Game
 
 # NUL never appears in a rendered page otherwise: no stored text can hold one
 # (games.middleware refuses it in every request).
 CSRF_PLACEHOLDER = "\x00csrf-token\x00"
-GAME_FIELDS = [field.attname for field in Game._meta.concrete_fields]
 # Seconds a rendered lobby is kept. Its key holds the games but not the names of
 # the viewer's opponents, so a player renamed by staff in the admin shows as
 # before for at most this long (a game page's key holds the names).
@@ -57,7 +57,7 @@ def game_key(part: str, game: Game, viewer) -> str:
     everything = repr(
         (
             part,
-            tuple(getattr(game, name) for name in GAME_FIELDS),
+            tuple(getattr(game, name) for name in GAME_PAGE_FIELDS),
             _user_key(game.player_x),
             _user_key(game.player_o),
             (series.a_wins, series.b_wins, series.draws) if series else (),

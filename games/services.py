@@ -22,7 +22,7 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import Case, Count, Exists, F, PositiveIntegerField, Q, When
 from django.utils import timezone
 
-from . import rules, signals
+from . import rules, signals, sql
 from .exceptions import (
     AlreadyInGame,
     Blocked,
@@ -58,21 +58,6 @@ from .results import COUNTERS, ResultRow, counter_for, result_rows
 
 Side = Literal["x", "o", "random"]
 SIDES: tuple[Side, ...] = ("x", "o", "random")
-
-
-# The services' few SQL statements (the move's, the records') name tables and
-# columns as the models do.
-def _table(model) -> str:
-    return connection.ops.quote_name(model._meta.db_table)
-
-
-def _column(model, field: str) -> str:
-    """The quoted column of `field` (a name or an attname) of `model`."""
-    return connection.ops.quote_name(model._meta.get_field(field).column)
-
-
-def _columns(model, fields, prefix: str = "") -> str:
-    return ", ".join(prefix + _column(model, field) for field in fields)
 
 
 # The locked row: every field of the game (services save it back) and of its
@@ -171,14 +156,14 @@ RECORD_COLUMNS = ("player", *COUNTERS)
 
 
 def _records_add(rows: int) -> str:
-    table = _table(PlayerRecord)
+    table = sql.table(PlayerRecord)
     one_row = "(" + ", ".join(["%s"] * len(RECORD_COLUMNS)) + ")"
-    counters = [_column(PlayerRecord, counter) for counter in COUNTERS]
+    counters = [sql.column(PlayerRecord, counter) for counter in COUNTERS]
     added = ", ".join(f"{c} = {table}.{c} + excluded.{c}" for c in counters)
     return f"""
-        INSERT INTO {table} ({_columns(PlayerRecord, RECORD_COLUMNS)})
+        INSERT INTO {table} ({sql.columns(PlayerRecord, RECORD_COLUMNS)})
         VALUES {", ".join([one_row] * rows)}
-        ON CONFLICT ({_column(PlayerRecord, "player")}) DO UPDATE SET {added}
+        ON CONFLICT ({sql.column(PlayerRecord, "player")}) DO UPDATE SET {added}
     """
 
 
@@ -516,36 +501,35 @@ MOVE_READ_FIELDS = (
     "series_id",
 )
 MOVE_READ = f"""
-    SELECT {_columns(Game, MOVE_READ_FIELDS, prefix="game.")},
-           {_columns(_User, ["is_active"], prefix="player_x.")},
-           {_columns(_User, ["is_active"], prefix="player_o.")}
-    FROM {_table(Game)} game
-    LEFT JOIN {_table(_User)} player_x
-        ON player_x.{_column(_User, "id")} = game.{_column(Game, "player_x")}
-    LEFT JOIN {_table(_User)} player_o
-        ON player_o.{_column(_User, "id")} = game.{_column(Game, "player_o")}
-    WHERE game.{_column(Game, "id")} = %s
+    SELECT {sql.columns(Game, MOVE_READ_FIELDS, prefix="game.")},
+           {sql.columns(_User, ["is_active"], prefix="player_x.")},
+           {sql.columns(_User, ["is_active"], prefix="player_o.")}
+    FROM {sql.table(Game)} game
+    LEFT JOIN {sql.table(_User)} player_x
+        ON player_x.{sql.column(_User, "id")} = game.{sql.column(Game, "player_x")}
+    LEFT JOIN {sql.table(_User)} player_o
+        ON player_o.{sql.column(_User, "id")} = game.{sql.column(Game, "player_o")}
+    WHERE game.{sql.column(Game, "id")} = %s
 """
 # The moved game, written only if nobody changed it since it was read: the
 # values of STATE_FIELDS, then the game's id and the version read.
 MOVE_UPDATE = f"""
-    UPDATE {_table(Game)}
-    SET {", ".join(f"{_column(Game, field)} = %s" for field in STATE_FIELDS)}
-    WHERE {_column(Game, "id")} = %s AND {_column(Game, "version")} = %s
+    UPDATE {sql.table(Game)}
+    SET {", ".join(f"{sql.column(Game, field)} = %s" for field in STATE_FIELDS)}
+    WHERE {sql.column(Game, "id")} = %s AND {sql.column(Game, "version")} = %s
 """
 MOVE_INSERT_FIELDS = ("game", "sequence_number", "row", "col", "player", "created_at")
 MOVE_INSERT = f"""
-    INSERT INTO {_table(Move)} ({_columns(Move, MOVE_INSERT_FIELDS)})
+    INSERT INTO {sql.table(Move)} ({sql.columns(Move, MOVE_INSERT_FIELDS)})
     VALUES ({", ".join(["%s"] * len(MOVE_INSERT_FIELDS))})
-    RETURNING {_column(Move, "id")}
+    RETURNING {sql.column(Move, "id")}
 """
 
 
 def _game_for_move(game_id: int) -> Game:
     """The game, with whether each player's account is open (`x_active`,
     `o_active`), in one statement."""
-    low, high = connection.ops.integer_field_range(Game._meta.pk.get_internal_type())
-    if not isinstance(game_id, int) or not low <= game_id <= high:
+    if not sql.is_storable_pk(Game, game_id):
         raise GameNotFound()
     with connection.cursor() as cursor:
         cursor.execute(MOVE_READ, [game_id])

@@ -33,7 +33,7 @@ RECENT_GAMES = 10
 
 def _game_or_404(game_id: int) -> Game:
     try:
-        return Game.objects.for_page().get(pk=game_id)
+        return Game.objects.for_page(game_id)
     except Game.DoesNotExist:
         raise Http404(GameNotFound.message) from None
 

@@ -1,0 +1,84 @@
+"""Game.objects.for_page: the game pages' read, one statement written out by
+hand, gives the game, its players and its series as the ORM stores them."""
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from games import services
+from games.models import GAME_PAGE_FIELDS, Game
+
+
+def read(game_id: int) -> tuple[Game, int]:
+    """The page read of `game_id`, and the statements it took."""
+    with CaptureQueriesContext(connection) as queries:
+        game = Game.objects.for_page(game_id)
+    return game, len(queries)
+
+
+def test_the_game_its_players_and_its_series_in_one_statement(alice, bob, game, play):
+    finished = play(game, (0, 0), (1, 0), (0, 1), (1, 1), (0, 2))  # X wins
+    running = services.rematch(game_id=finished.pk, user=alice)
+    running = play(running, (2, 2))
+
+    page_game, statements = read(running.pk)
+
+    assert statements == 1
+    stored = Game.objects.get(pk=running.pk)
+    assert [getattr(page_game, name) for name in GAME_PAGE_FIELDS] == [
+        getattr(stored, name) for name in GAME_PAGE_FIELDS
+    ]
+    with CaptureQueriesContext(connection) as queries:
+        players = [
+            (player.pk, player.get_username(), player.is_active)
+            for player in (page_game.player_x, page_game.player_o)
+        ]
+        series = page_game.series
+        score = (series.a_wins, series.b_wins, series.draws)
+    assert len(queries) == 0
+    # The rematch swaps the sides: bob plays X now.
+    assert players == [(bob.pk, "bob", True), (alice.pk, "alice", True)]
+    assert players[0][2] is True  # a bool on SQLite too
+    assert series.pk == finished.series_id
+    assert score == (1, 0, 0)  # alice (player a, the lower id) won the first game
+
+
+def test_a_waiting_game_has_one_player_and_no_series(alice):
+    waiting = services.create_game(creator=alice, opponent=None, side="o")
+
+    page_game, statements = read(waiting.pk)
+
+    assert statements == 1
+    with CaptureQueriesContext(connection) as queries:
+        assert page_game.player_x is None
+        assert page_game.player_o.get_username() == "alice"
+        assert page_game.series is None
+    assert len(queries) == 0
+    assert page_game.status == "waiting"
+
+
+def test_a_closed_account_reads_as_inactive(alice, bob, game):
+    services.close_account(user=bob)
+
+    page_game, _ = read(game.pk)
+
+    assert page_game.player_o.get_username() == "bob"
+    assert page_game.player_o.is_active is False
+    assert page_game.player_x.is_active is True
+    assert page_game.version == Game.objects.get(pk=game.pk).version
+
+
+def test_timestamps_load_when_asked_for(game):
+    page_game, _ = read(game.pk)
+
+    with CaptureQueriesContext(connection) as queries:
+        created_at = page_game.created_at
+    assert len(queries) == 1
+    assert created_at == Game.objects.get(pk=game.pk).created_at
+    assert created_at.tzinfo is not None
+
+
+@pytest.mark.parametrize("game_id", [0, -1, 2**63, -(2**63) - 1, 10**30])
+def test_no_such_game(db, game_id):
+    with pytest.raises(Game.DoesNotExist):
+        Game.objects.for_page(game_id)
