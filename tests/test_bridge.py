@@ -208,7 +208,7 @@ def test_account_pages_run_in_their_own_threads_at_a_lower_priority():
         for path in ("/accounts/login/", "/games/1/", "/accountsx/")
     }
     assert ran == {
-        "/accounts/login/": {"thread": "wsgi-account", "nice": base + 5},
+        "/accounts/login/": {"thread": "wsgi-account", "nice": base + 10},
         "/games/1/": {"thread": "wsgi", "nice": base},
         "/accountsx/": {"thread": "wsgi", "nice": base},
     }

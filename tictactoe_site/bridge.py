@@ -55,9 +55,11 @@ REQUEST_TOO_LARGE = b"Request body too large."
 # The environ key of the function that runs work after the response.
 DEFER = "tictactoe.defer"
 # How much lower the account threads' CPU priority is (Linux nice values: a
-# thread at +5 gets about a third of the CPU time of one at 0 when they compete,
-# so pages come first and logins still progress on a busy host).
-ACCOUNT_NICENESS = 5
+# thread at +10 gets about a tenth of the CPU time of one at 0 when they compete,
+# so pages come first and logins still progress on a busy host). At +5 (a third),
+# on a host where a check takes 0.65 s, two logins a second pushed the page p99
+# past 20 ms (docs/performance.md).
+ACCOUNT_NICENESS = 10
 
 
 def _body_limit() -> int:
