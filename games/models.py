@@ -285,22 +285,19 @@ def _page_fields(model) -> tuple[str, ...]:
 
 
 class PageRead(NamedTuple):
-    """The game page's statement and the fields of its players and series, in
-    order (the game's are GAME_PAGE_FIELDS)."""
+    """The game page's statement, the user model, and the fields of the players
+    and the series it reads, in order (the game's are GAME_PAGE_FIELDS)."""
 
     sql: str
+    player_model: type[models.Model]
     player_fields: tuple[str, ...]
     series_fields: tuple[str, ...]
-
-
-def _user_model():
-    return Game._meta.get_field("player_x").related_model
 
 
 @functools.cache
 def _page_read() -> PageRead:
     """Built on first use: the user model is only known once the apps are."""
-    user_model = _user_model()
+    user_model = Game._meta.get_field("player_x").related_model
     pk = user_model._meta.pk
     wanted = {pk.attname, user_model.USERNAME_FIELD, "is_active"}
     player_fields = tuple(
@@ -324,7 +321,7 @@ def _page_read() -> PageRead:
             ON series.{sql.column(Series, "id")} = game.{sql.column(Game, "series")}
         WHERE game.{sql.column(Game, "id")} = %s
     """
-    return PageRead(statement, player_fields, series_fields)
+    return PageRead(statement, user_model, player_fields, series_fields)
 
 
 class GameManager(models.Manager.from_queryset(GameQuerySet)):
@@ -350,7 +347,9 @@ class GameManager(models.Manager.from_queryset(GameQuerySet)):
         for side in ("player_x", "player_o"):
             start, end = end, end + len(read.player_fields)
             if getattr(game, f"{side}_id") is not None:
-                player = _user_model().from_db(db, read.player_fields, row[start:end])
+                player = read.player_model.from_db(
+                    db, read.player_fields, row[start:end]
+                )
                 setattr(game, side, player)
         if game.series_id is not None:
             game.series = Series.from_db(db, read.series_fields, row[end:])
