@@ -333,12 +333,12 @@ class GameManager(models.Manager.from_queryset(GameQuerySet)):
         the rematch, read only when a finished game's page is rendered (not when
         it comes from the page cache), and the invitation, read only while the
         game waits. Raises Game.DoesNotExist."""
-        if not sql.is_storable_pk(Game, game_id):
-            raise Game.DoesNotExist(f"No game {game_id!r}.")
         read = _page_read()
-        with connection.cursor() as cursor:
-            cursor.execute(read.sql, [game_id])
-            row = cursor.fetchone()
+        row = None
+        if sql.is_storable_pk(Game, game_id):
+            with connection.cursor() as cursor:
+                cursor.execute(read.sql, [game_id])
+                row = cursor.fetchone()
         if row is None:
             raise Game.DoesNotExist(f"No game {game_id!r}.")
         db = connection.alias
