@@ -117,9 +117,9 @@ NGINX_MAIN = """daemon off;
 pid {prefix}/nginx.pid;
 error_log {prefix}/error.log warn;
 worker_processes 1;
-worker_rlimit_nofile 20000;
+worker_rlimit_nofile 40000;
 {user}
-events {{ worker_connections 8192; }}
+events {{ worker_connections 16384; }}
 http {{
     log_format fleet '$msec $status $request_method $uri '
                      'upstream=$upstream_addr upstream_status=$upstream_status';
@@ -176,10 +176,13 @@ class Nginx:
         path = self.prefix / "error.log"
         return path.read_text(errors="replace") if path.exists() else ""
 
-    def access_statuses(self) -> list[int]:
-        """The status of every request nginx answered so far, in order."""
+    def answered(self) -> list[tuple[int, str, str]]:
+        """(status, method, path) of every request nginx answered so far."""
         path = self.prefix / "access.log"
-        return [int(line.split()[1]) for line in path.read_text().splitlines()]
+        return [
+            (int(status), method, uri)
+            for _, status, method, uri, *_ in map(str.split, path.open())
+        ]
 
 
 # --- Redis of the test's own ---------------------------------------------------
@@ -601,7 +604,13 @@ class Game:
 
 
 class Fleet:
-    def __init__(self, database_url: str, directory: Path, redis: PrivateRedis | None):
+    def __init__(
+        self,
+        database_url: str,
+        directory: Path,
+        redis: PrivateRedis | None,
+        env: dict[str, str],
+    ):
         self.database_url = database_url
         self.directory = directory
         self.redis = redis
@@ -618,6 +627,7 @@ class Fleet:
             for address in ADDRESSES
         ]
         for host in self.hosts:
+            host.env.update(env)
             if redis is not None:
                 host.env["REDIS_URL"] = redis.url
         self.nginx = Nginx(directory / "nginx", [h.upstream for h in self.hosts])
@@ -683,8 +693,11 @@ class Fleet:
 
 
 @contextmanager
-def running_fleet(directory: Path, name: str, *, redis: bool, database_url=None):
-    """A started fleet on a fresh database (or on `database_url`), stopped after."""
+def running_fleet(
+    directory: Path, name: str, *, redis: bool, database_url=None, env=None
+):
+    """A started fleet on a fresh database (or on `database_url`), with `env`
+    added to every host's variables; stopped after."""
     require_tools()
     with ExitStack() as stack:
         if database_url is None:
@@ -694,7 +707,7 @@ def running_fleet(directory: Path, name: str, *, redis: bool, database_url=None)
             private = PrivateRedis(directory / "redis")
             private.start()
             stack.callback(private.stop)
-        fleet = Fleet(database_url, directory, private)
+        fleet = Fleet(database_url, directory, private, env or {})
         stack.callback(fleet.stop)
         fleet.start()
         yield fleet
