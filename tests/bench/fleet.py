@@ -4,7 +4,7 @@ harness of the fleet tests, tests/support/fleet.py).
 
     python -m tests.bench.fleet [--streams 2000] [--moves 60] [--duration 10]
 
-Figures (printed, and written to fleet-results.json):
+Figures (printed, and written to artifacts/fleet-results.json):
   pages   the game page under wrk (1 thread, 4 connections), through nginx to
           the three hosts and straight to one host: requests a second and CPU
           milliseconds per page (every process of the hosts, and nginx's).
@@ -45,7 +45,7 @@ from tests.support.fleet import (
 )
 from tests.support.served import ROOT
 
-RESULTS = ROOT / "fleet-results.json"
+RESULTS = ROOT / "artifacts" / "fleet-results.json"  # artifacts/: not committed
 POSTGRES_URL = os.environ.get(
     "BENCH_POSTGRES_URL", "postgres://postgres@127.0.0.1:5432/postgres"
 )
@@ -53,10 +53,10 @@ STREAMS_PER_GAME = 30
 OPENING_AT_ONCE = 200  # stream handshakes in flight while opening them
 
 
-def cpu_seconds(session_ids: set[int], parents: set[int]) -> float:
-    """utime + stime of every process in one of `session_ids` (a host is one
-    session: make and all it started) or whose parent is in `parents` (nginx's
-    workers), from /proc."""
+def cpu_seconds(session_ids: set[int] = frozenset(), parent: int = 0) -> float:
+    """utime + stime, from /proc, of every process in one of `session_ids` (a
+    host is one session: make and all it started), or of `parent` and its
+    children (nginx and its workers)."""
     ticks = 0
     for stat in Path("/proc").glob("[0-9]*/stat"):
         try:
@@ -64,7 +64,7 @@ def cpu_seconds(session_ids: set[int], parents: set[int]) -> float:
         except OSError:
             continue
         pid = int(stat.parent.name)
-        if int(fields[3]) in session_ids or {pid, int(fields[1])} & parents:
+        if int(fields[3]) in session_ids or parent in (pid, int(fields[1])):
             ticks += int(fields[11]) + int(fields[12])
     return ticks / os.sysconf("SC_CLK_TCK")
 
@@ -85,8 +85,10 @@ def wrk(url: str, session: str, duration: int) -> tuple[int, float]:
 
 
 def bench_pages(fleet, game, duration: int) -> dict:
-    sessions = {host.process.pid for host in fleet.hosts}
-    nginx = {fleet.nginx.process.pid}
+    """The game page through nginx, then straight to one host: CPU of every
+    host's processes (the idle ones included) and of nginx, per page."""
+    hosts = {host.process.pid for host in fleet.hosts}
+    nginx = fleet.nginx.process.pid
     page = f"/games/{game.id}/"
     first = fleet.hosts[0]
     figures = {}
@@ -94,12 +96,13 @@ def bench_pages(fleet, game, duration: int) -> dict:
         ("through nginx, 3 hosts", f"http://127.0.0.1:{fleet.port}{page}"),
         ("one host direct", f"http://{first.address}:{first.port}{page}"),
     ):
-        before = cpu_seconds(sessions, nginx)
+        before = cpu_seconds(hosts), cpu_seconds(parent=nginx)
         requests, rate = wrk(url, game.x, duration)
-        cpu = cpu_seconds(sessions, nginx) - before
+        after = cpu_seconds(hosts), cpu_seconds(parent=nginx)
         figures[name] = {
             "rps": round(rate),
-            "cpu_ms_per_page": round(1000 * cpu / requests, 2),
+            "hosts_cpu_ms_per_page": round(1000 * (after[0] - before[0]) / requests, 2),
+            "nginx_cpu_ms_per_page": round(1000 * (after[1] - before[1]) / requests, 2),
         }
     return figures
 
@@ -228,8 +231,9 @@ def main(argv: list[str] | None = None) -> None:
     finally:
         drop_database(database_url)
         shutil.rmtree(directory, ignore_errors=True)
+    RESULTS.parent.mkdir(exist_ok=True)
     RESULTS.write_text(json.dumps(results, indent=2))
-    print(f"wrote {RESULTS.name}")
+    print(f"wrote {RESULTS.relative_to(ROOT)}")
 
 
 if __name__ == "__main__":

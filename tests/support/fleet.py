@@ -404,7 +404,9 @@ class Stream:
     path: str
     session: str
     last_id: int | None = None
-    seen: dict[int, float] = field(default_factory=dict)
+    # (version, when), appended by the streams' thread (a list: read safely
+    # from another thread while it grows).
+    seen: list[tuple[int, float]] = field(default_factory=list)
     connections: list[Connection] = field(default_factory=list)
     retry_ms: int = 3000
     task: asyncio.Task | None = None
@@ -423,8 +425,7 @@ class Stream:
 
     def first_seen(self, version: int) -> float | None:
         """When the stream first announced `version` or a later one."""
-        times = [at for seen, at in self.seen.items() if seen >= version]
-        return min(times) if times else None
+        return next((at for seen, at in self.seen[:] if seen >= version), None)
 
 
 class Streams:
@@ -507,7 +508,7 @@ class Streams:
                 text = line.decode().rstrip("\r\n")
                 if text.startswith("id: "):
                     version = int(text[4:])
-                    stream.seen.setdefault(version, time.monotonic())
+                    stream.seen.append((version, time.monotonic()))
                     stream.last_id = version
                 elif text.startswith("retry: "):
                     stream.retry_ms = int(text[7:])
@@ -558,7 +559,8 @@ def wait_for(condition, what: str, timeout: float = BOUND) -> float:
 # --- the fleet ---------------------------------------------------------------------
 
 # Players and games, made through the services (SESSIONS_SCRIPT's way of
-# logging in: no password hashing); one game between each pair, x to move.
+# logging in); one game between each pair, x to move. Without a password
+# (None: unusable) nothing is hashed, which would take most of the time.
 PLAYERS_SCRIPT = """
 import json
 from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
@@ -657,7 +659,7 @@ class Fleet:
     def streams(self, *, reconnect: bool = True) -> Streams:
         return Streams(self.port, reconnect=reconnect)
 
-    def games(self, prefix: str, count: int, password: str = "unused") -> list[Game]:
+    def games(self, prefix: str, count: int, password: str | None = None) -> list[Game]:
         script = (
             PLAYERS_SCRIPT.replace("PREFIX", prefix)
             .replace("COUNT", str(count))
