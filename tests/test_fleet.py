@@ -65,6 +65,7 @@ def caught_up(streams, versions: dict[int, int], games) -> bool:
 
 def watch(fleet, games, per_game: int):
     """`per_game` streams of each game through nginx, spread over the hosts."""
+    fleet.in_rotation()
     streams = fleet.streams()
     opened = streams.open_spread(
         [(game.events(), game.x) for game in games for _ in range(per_game)], HOSTS
@@ -135,6 +136,7 @@ def within(delays: list[float | None], seconds: float) -> bool:
 
 def test_a_logout_through_one_host_ends_the_session_on_every_host(fleet):
     [game] = fleet.games("logout", 1)
+    fleet.in_rotation()
     known_everywhere(fleet, game.x)
     streams = fleet.streams(reconnect=False)
     try:
@@ -154,6 +156,7 @@ def test_a_password_change_through_one_host_ends_other_sessions_on_every_host(
     [game] = fleet.games("password", 1, password=PASSWORD)
     # x changes the password in one session; x's other session is ended.
     other_session = fleet.hosts[0].sessions_for([game.x_name])[game.x_name]
+    fleet.in_rotation()
     for session in (game.x, other_session):
         known_everywhere(fleet, session)
     streams = fleet.streams(reconnect=False)

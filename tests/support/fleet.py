@@ -653,6 +653,17 @@ class Fleet:
         for host in self.hosts:
             host.stop()
 
+    def in_rotation(self) -> None:
+        """Wait (bounded) until nginx sends requests to every host: a host
+        just started may still be left out for its `fail_timeout`."""
+        answered = set()
+
+        def every_host() -> bool:
+            answered.add(self.visitor().get("/livez").host)
+            return len(answered) == len(self.hosts)
+
+        wait_for(every_host, "nginx to send requests to every host")
+
     def visitor(self, session: str | None = None) -> Visitor:
         return Visitor(self.port, session)
 
