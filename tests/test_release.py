@@ -1,0 +1,152 @@
+"""A release is one step and migrations never race: every `manage.py migrate`
+(`make release`, `make serve`) takes a lock on the database first, so hosts that
+start together on a fresh database migrate it once and all serve; production
+targets install the runtime dependencies only.
+
+Migrations run for real in subprocesses on a fresh database of the pass's engine
+(tests/support/served.py)."""
+
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import psycopg
+import pytest
+from django.db.migrations.loader import MigrationLoader
+
+from .support.served import (
+    PRODUCTION_ENV,
+    ROOT,
+    ServedApp,
+    fresh_database,
+    on_postgresql,
+)
+
+DEADLINE = 120  # seconds: generous for a loaded machine; the waits end on events
+WAITING = "Another migrate holds the migration lock: waiting for it to finish."
+
+
+def migrate_env(database_url: str, tmp_path: Path) -> dict[str, str]:
+    return {
+        "PATH": os.environ["PATH"],
+        "HOME": str(tmp_path),
+        **PRODUCTION_ENV,
+        "DJANGO_DEBUG": "0",
+        "DATABASE_URL": database_url,
+        "DJANGO_CACHE_DIR": str(tmp_path / "cache"),
+    }
+
+
+def start_migrate(env: dict[str, str]) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "manage.py", "migrate", "--noinput"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        text=True,
+    )
+
+
+def applied(database_url: str) -> list[tuple[str, str]]:
+    """Every row of django_migrations, as (app, name), duplicates kept."""
+    if database_url.startswith("sqlite:///"):
+        import sqlite3
+
+        with sqlite3.connect(database_url.removeprefix("sqlite:///")) as connection:
+            rows = connection.execute("SELECT app, name FROM django_migrations")
+            return sorted(rows.fetchall())
+    with psycopg.connect(database_url) as connection:
+        rows = connection.execute("SELECT app, name FROM django_migrations")
+        return sorted(rows.fetchall())
+
+
+def on_disk() -> list[tuple[str, str]]:
+    """Every migration of every installed app, as the files define them."""
+    return sorted(MigrationLoader(None, ignore_no_migrations=True).disk_migrations)
+
+
+def test_two_migrates_at_once_on_a_fresh_database_migrate_it_once(tmp_path):
+    with fresh_database(tmp_path, "release_race") as database_url:
+        env = migrate_env(database_url, tmp_path)
+        first, second = start_migrate(env), start_migrate(env)
+        outcomes = [
+            (*process.communicate(timeout=DEADLINE), process.returncode)
+            for process in (first, second)
+        ]
+        assert [code for _, _, code in outcomes] == [0, 0], outcomes
+        assert applied(database_url) == on_disk()
+
+
+def hold_lock(database_url: str):
+    """Take the migration lock as another migrate would hold it; returns a
+    function that releases it."""
+    if database_url.startswith("sqlite:///"):
+        import fcntl
+
+        path = Path(database_url.removeprefix("sqlite:///") + ".migrate-lock")
+        lock = path.open("a")
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return lock.close
+    from games.management.commands.migrate import LOCK_KEY
+
+    connection = psycopg.connect(database_url, autocommit=True)
+    connection.execute("SELECT pg_advisory_lock(%s)", [LOCK_KEY])
+    return connection.close
+
+
+def test_a_migrate_waits_for_the_one_holding_the_lock_and_says_so(tmp_path):
+    with fresh_database(tmp_path, "release_wait") as database_url:
+        if not on_postgresql():
+            Path(database_url.removeprefix("sqlite:///")).touch()
+        release = hold_lock(database_url)
+        env = migrate_env(database_url, tmp_path) | {"GAMES_LOG_LEVEL": "INFO"}
+        waiting = start_migrate(env)
+        try:
+            line = waiting.stderr.readline()  # blocks until the command logs
+            assert line.rstrip().endswith(f"INFO games.migrate {WAITING}")
+            assert waiting.poll() is None
+            with pytest.raises(Exception, match="django_migrations"):
+                applied(database_url)  # it has not begun: not even the table
+        finally:
+            release()
+        assert waiting.wait(DEADLINE) == 0
+        assert applied(database_url) == on_disk()
+
+
+def test_hosts_started_together_on_a_fresh_database_all_serve(tmp_path):
+    """Two `make serve` (as two hosts: each its own cache and static files) at
+    the same moment on one fresh database: each migrates under the lock, both
+    serve."""
+    with fresh_database(tmp_path, "release_serve") as database_url:
+        apps = []
+        for host in ("a", "b"):
+            (tmp_path / host).mkdir()
+            apps.append(
+                ServedApp(database_url=database_url, tmp_dir=tmp_path / host, workers=1)
+            )
+        together = threading.Barrier(len(apps))
+        failures: list[str] = []
+
+        def start(app: ServedApp) -> None:
+            together.wait()
+            try:
+                app.start()
+            except RuntimeError as error:
+                failures.append(str(error))
+
+        threads = [threading.Thread(target=start, args=(app,)) for app in apps]
+        try:
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+            assert failures == []
+            assert [app.browser().get("/healthz").status for app in apps] == [200, 200]
+        finally:
+            for app in apps:
+                app.stop()
+        assert applied(database_url) == on_disk()
