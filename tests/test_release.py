@@ -6,10 +6,13 @@ targets install the runtime dependencies only.
 Migrations run for real in subprocesses on a fresh database of the pass's engine
 (tests/support/served.py)."""
 
+import json
 import os
+import shutil
 import subprocess
 import sys
 import threading
+import tomllib
 from pathlib import Path
 
 import psycopg
@@ -150,3 +153,79 @@ def test_hosts_started_together_on_a_fresh_database_all_serve(tmp_path):
             for app in apps:
                 app.stop()
         assert applied(database_url) == on_disk()
+
+
+# A stand-in for the checkout's .venv/bin/python: it logs each call's arguments
+# (one JSON list a line) and runs only the Makefile's own `-c` snippets for real.
+LOG_ARGUMENTS = "import json, sys; print(json.dumps(sys.argv[1:]))"
+STAND_IN = f"""#!/bin/sh
+{sys.executable} -c '{LOG_ARGUMENTS}' "$@" >> "$RUNS_LOG"
+[ "$1" = -c ] && exec {sys.executable} "$@"
+exit 0
+"""
+PIP = ["-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
+
+
+@pytest.fixture
+def checkout(tmp_path) -> Path:
+    """The Makefile and the dependency files, a stand-in Python, nothing installed."""
+    for name in ("Makefile", "pyproject.toml", "requirements.lock"):
+        shutil.copy2(ROOT / name, tmp_path / name)
+    python = tmp_path / ".venv" / "bin" / "python"
+    python.parent.mkdir(parents=True)
+    python.write_text(STAND_IN)
+    python.chmod(0o755)
+    return tmp_path
+
+
+def make(checkout: Path, target: str, **env: str) -> list[list[str]]:
+    """`make target` in `checkout`; each call of the stand-in, `-c` ones left out."""
+    log = checkout / "runs.log"
+    log.unlink(missing_ok=True)
+    done = subprocess.run(
+        ["make", "--no-print-directory", target],
+        cwd=checkout,
+        env={"PATH": os.environ["PATH"], "HOME": str(checkout), "RUNS_LOG": str(log)}
+        | env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 0, done.stderr
+    calls = [json.loads(line) for line in log.read_text().splitlines()]
+    return [call for call in calls if call[0] != "-c"]
+
+
+def pyproject_dependencies() -> tuple[list[str], list[str]]:
+    """pyproject.toml's runtime dependencies and its `dev` extras."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    return project["dependencies"], project["optional-dependencies"]["dev"]
+
+
+def name(requirement: str) -> str:
+    return requirement.split("==")[0]
+
+
+def test_a_release_installs_the_runtime_dependencies_only_then_migrates(checkout):
+    runtime, dev = pyproject_dependencies()
+    test_tools = {"pytest", "playwright", "gunicorn"}
+    assert test_tools <= {name(requirement) for requirement in dev}
+    assert not test_tools & {name(requirement) for requirement in runtime}
+    key = {"DJANGO_SECRET_KEY": "a-test-key"}
+
+    assert make(checkout, "release", **key) == [
+        [*PIP, "-c", "requirements.lock", *runtime],
+        ["manage.py", "migrate", "--noinput"],
+        ["manage.py", "collectstatic", "--noinput", "--verbosity", "0"],
+    ]
+    # Installed once: the next release and `make serve` only migrate.
+    assert make(checkout, "serve", **key) == [
+        ["manage.py", "migrate", "--noinput"],
+        ["manage.py", "collectstatic", "--noinput", "--verbosity", "0"],
+        ["-m", "tictactoe_site.serve"],
+    ]
+    # Development targets install everything, test tools included.
+    assert make(checkout, "install") == [
+        [*PIP, "-c", "requirements.lock", *runtime, *dev]
+    ]
