@@ -75,8 +75,9 @@ run: install .env ## install, set this checkout up for development (.env), migra
 	$(PY) manage.py migrate --noinput
 	WEB_RELOAD=$${WEB_RELOAD:-1} HOST=$(HOST) PORT=$(PORT) $(PY) -m tictactoe_site.serve
 
-# Production: needs DJANGO_SECRET_KEY (README, "Deploying").
-NEEDS_KEY = [ -n "$$DJANGO_SECRET_KEY" ] || { echo "make $@ runs in production and needs DJANGO_SECRET_KEY:" \
+# Production: needs DJANGO_SECRET_KEY (README, "Deploying"). $(call needs_key,WHAT
+# THE TARGET DOES) stops the target with the fix when it is not set.
+needs_key = [ -n "$$DJANGO_SECRET_KEY" ] || { echo "make $@ $(1) and needs DJANGO_SECRET_KEY:" \
 	  "set it to a long random value, e.g. export DJANGO_SECRET_KEY=\"\$$(openssl rand -base64 48)\"" \
 	  "(README, Deploying). For local development use make run." >&2; exit 1; }
 
@@ -85,7 +86,7 @@ NEEDS_KEY = [ -n "$$DJANGO_SECRET_KEY" ] || { echo "make $@ runs in production a
 # so hosts releasing at once migrate once, and collect the static files.
 release: export DJANGO_DEBUG := 0
 release: $(RUNTIME_STAMP) ## production release (debug off; needs DJANGO_SECRET_KEY): runtime dependencies, migrate under a lock, collectstatic
-	@$(NEEDS_KEY)
+	@$(call needs_key,prepares the production server)
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py collectstatic --noinput --verbosity 0
 
@@ -93,7 +94,7 @@ release: $(RUNTIME_STAMP) ## production release (debug off; needs DJANGO_SECRET_
 # task worker (tictactoe_site/serve.py).
 serve: export DJANGO_DEBUG := 0
 serve: ## production server (debug off; needs DJANGO_SECRET_KEY): make release, then serve
-	@$(NEEDS_KEY)
+	@$(call needs_key,runs the production server)
 	@$(MAKE) --no-print-directory release
 	HOST=$(HOST) PORT=$(PORT) exec $(PY) -m tictactoe_site.serve 2>&1
 
