@@ -33,15 +33,13 @@ WAITING = "Another migrate holds the migration lock: waiting for it to finish."
 @contextlib.contextmanager
 def postgresql_lock(connection):
     params = connection.get_connection_params()
+    # The lock goes with the connection, closed at the end of the block.
     with connection.Database.connect(**params, autocommit=True) as own:
         (taken,) = own.execute("SELECT pg_try_advisory_lock(%s)", [LOCK_KEY]).fetchone()
         if not taken:
             logger.info(WAITING)
             own.execute("SELECT pg_advisory_lock(%s)", [LOCK_KEY])
-        try:
-            yield
-        finally:
-            own.execute("SELECT pg_advisory_unlock(%s)", [LOCK_KEY])
+        yield
 
 
 @contextlib.contextmanager
