@@ -100,6 +100,7 @@ def django_env(database_url: str, settings: str = "tictactoe_site.settings") -> 
         DJANGO_SECRET_KEY=SECRET_KEY,
         DJANGO_DEBUG="0",
         DJANGO_ALLOWED_HOSTS="127.0.0.1,localhost",
+        DJANGO_SITE_URL="http://127.0.0.1",  # only this machine reaches it
         DATABASE_URL=database_url,
         PYTHONPATH=str(ROOT),
     )

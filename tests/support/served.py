@@ -34,6 +34,7 @@ PRODUCTION_ENV = {
     "DJANGO_SECRET_KEY": "x7Qp2-production-like-secret-for-tests-only-9fK3vLm8Zr4Tt",
     "DJANGO_ALLOWED_HOSTS": "ttt.example.com",
     "DJANGO_CSRF_TRUSTED_ORIGINS": "https://ttt.example.com",
+    "DJANGO_SITE_URL": "https://ttt.example.com",
     "DJANGO_SECURE_COOKIES": "1",
     "DJANGO_SECURE_SSL_REDIRECT": "1",
     # The tests play the TLS-terminating proxy (X-Forwarded-Proto: https).
