@@ -83,10 +83,13 @@ def test_behind_a_tls_proxy_https_gets_hsts_and_secure_cookies(client, alice):
 
 @pytest.mark.usefixtures("worker_beating")
 @override_settings(**HTTPS_PROXY_SETTINGS)
-def test_health_check_is_exempt_from_the_https_redirect(client):
-    response = client.get("/healthz")
+@pytest.mark.parametrize("path", ["/livez", "/readyz", "/healthz", "/workerz"])
+def test_the_health_probes_answer_plain_http(client, path):
+    """Load balancers and monitors probe over plain HTTP, without HSTS."""
+    response = client.get(path)
     assert response.status_code == 200
     assert response.content == b"ok\n"
+    assert "Strict-Transport-Security" not in response
 
 
 def test_check_deploy_is_clean_with_the_documented_production_variables():

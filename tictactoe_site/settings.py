@@ -89,6 +89,9 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # The health probes, before anything reads the Host header, redirects to
+    # HTTPS or touches the session (tictactoe_site.health).
+    "tictactoe_site.health.answer_probes",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -284,9 +287,8 @@ MESSAGE_STORAGE = "django.contrib.messages.storage.cookie.CookieStorage"
 
 # Security headers. HTTPS-only settings are opt-in so that `make run` works over
 # plain HTTP; README's "Deploying" section lists what to set in production.
+# The health probes answer plain HTTP before this (tictactoe_site.health).
 SECURE_SSL_REDIRECT = env_bool("DJANGO_SECURE_SSL_REDIRECT")
-# Load balancers probe the health check over plain HTTP.
-SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
 SESSION_COOKIE_SECURE = env_bool("DJANGO_SECURE_COOKIES")
 CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
 SESSION_COOKIE_HTTPONLY = True
