@@ -57,20 +57,6 @@ if not SECRET_KEY.strip():
     SECRET_KEY = "django-insecure-development-key-do-not-use-in-production"
 
 ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", ["127.0.0.1", "localhost"])
-
-
-def _on_this_machine(host: str) -> bool:
-    """localhost or a loopback address, as a URL or ALLOWED_HOSTS names it (no
-    name is resolved: any other name counts as another machine; "*" too)."""
-    host = host.strip("[]").lstrip(".")
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
 CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS")
 
 INSTALLED_APPS = [
@@ -457,6 +443,20 @@ PASSWORD_RESET_TIMEOUT = env_int("DJANGO_PASSWORD_RESET_TIMEOUT", 3600, minimum=
 # opted-in player this many seconds, at most once per GAMES_TURN_EMAIL_EVERY.
 GAMES_TURN_EMAIL_AFTER = env_int("GAMES_TURN_EMAIL_AFTER", 3600, minimum=1)
 GAMES_TURN_EMAIL_EVERY = env_int("GAMES_TURN_EMAIL_EVERY", 86400, minimum=1)
+
+
+def _on_this_machine(host: str) -> bool:
+    """localhost or a loopback address, as a URL or ALLOWED_HOSTS names it (no
+    name is resolved: any other name counts as another machine; "*" too)."""
+    host = host.strip("[]").lstrip(".")
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
 # The site's address as players reach it: the links in emails start with it.
 # Production must say it: this machine's own address reaches no player.
 SITE_URL = env_str("DJANGO_SITE_URL")
