@@ -214,7 +214,7 @@ def test_make_serve_starts_the_worker_again_when_it_dies(tmp_path):
             app.manage("shell", "-c", SEND_FIVE)
             assert sink.wait_for_subjects(SUBJECTS, DEADLINE) == SUBJECTS
             second = task_worker_pid(app)
-            assert app.browser().get("/healthz").status == 200
+            assert app.browser().get("/workerz").status == 200
         wait_for(lambda: not running(second), "make serve to stop its worker")
         assert "Task worker exited (-9); starting it again" in app.log()
 
