@@ -139,6 +139,7 @@ def test_the_environment_wins_over_the_development_env_file(checkout):
         checkout,
         DJANGO_DEBUG="0",
         DJANGO_SECRET_KEY="a-test-key",
+        DJANGO_SITE_URL="https://ttt.example.com",
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines()[-1] == "False"

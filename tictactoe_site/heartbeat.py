@@ -1,7 +1,7 @@
 """The task worker's bookkeeping (tictactoe_site.worker runs it).
 
 - `beat`, a task that queues itself again every `BEAT_EVERY`: its latest finish
-  is the worker's heartbeat in the database, which /healthz reads
+  is the worker's heartbeat in the database, which /workerz reads
   (`worker_silence`); it also prunes old results.
 - A worker killed in the middle of a task (kill -9, a crash, a power cut) leaves
   that task marked as running: `requeue_abandoned` puts it back in the queue when
@@ -36,7 +36,7 @@ from .env import env_str
 logger = logging.getLogger(__name__)
 
 BEAT_EVERY = timedelta(seconds=15)
-SILENT_AFTER = timedelta(minutes=1)  # /healthz answers 503 past this
+SILENT_AFTER = timedelta(minutes=1)  # /workerz answers 503 past this
 ABANDONED_AFTER = timedelta(minutes=15)  # far longer than any task runs
 KEEP_RESULTS = timedelta(days=1)
 
