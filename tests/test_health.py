@@ -19,6 +19,7 @@ from django.utils import timezone
 from django_tasks_db.models import DBTaskResult
 
 from games.live import hub
+from tictactoe_site import health, probes
 from tictactoe_site.heartbeat import beat as heartbeat_task
 
 from .support.asgi import Stream
@@ -272,3 +273,31 @@ def test_make_serve_answers_probes_by_ip_over_plain_http(served):
     assert " WARNING " not in logged, logged
     page = probe(served.port, "GET", "/accounts/login/", "10.0.0.7")
     assert page.status == 400
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("path", READINESS)
+def test_an_unready_probe_logs_one_warning_and_no_error(
+    client, caplog, path, database_down
+):
+    """A load balancer probes every few seconds: during an outage each probe
+    says why once, as a warning, and Django's request log adds no ERROR."""
+    with caplog.at_level(logging.DEBUG):
+        assert client.get(path).status_code == 503
+    logged = [
+        (r.name, r.levelname) for r in caplog.records if r.levelno >= logging.WARNING
+    ]
+    assert logged == [("tictactoe_site.health", "WARNING")]
+
+
+def test_the_request_log_leaves_out_exactly_the_probes():
+    assert (
+        set(health.PROBES)
+        == probes.PATHS
+        == {
+            "/livez",
+            "/readyz",
+            "/healthz",
+            "/workerz",
+        }
+    )

@@ -309,11 +309,14 @@ LOGGING = {
     "formatters": {
         "plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"},
     },
+    "filters": {"not_a_probe": {"()": "tictactoe_site.probes.NotAProbe"}},
     "handlers": {
         "console": {"class": "logging.StreamHandler", "formatter": "plain"},
     },
     "root": {"handlers": ["console"], "level": "WARNING"},
     "loggers": {
+        # A probe's 503 is logged once, as a warning, by tictactoe_site.health.
+        "django.request": {"filters": ["not_a_probe"]},
         "games": {
             "handlers": ["console"],
             "level": env_choice(
