@@ -5,6 +5,8 @@ SHELL := /bin/bash
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+# The production targets (release, serve) install the runtime dependencies only.
+RUNTIME_STAMP := $(VENV)/.installed-runtime
 HOST ?= 127.0.0.1
 PORT ?= 8000
 # axe-core (package-lock.json) for the browser accessibility audit, installed only
@@ -12,7 +14,7 @@ PORT ?= 8000
 NPM := $(shell command -v npm 2>/dev/null)
 NODE_STAMP := node_modules/.installed
 
-.PHONY: help install run serve test test-sqlite test-postgres bench bench-servers lint format superuser check clean
+.PHONY: help install run release serve test test-sqlite test-postgres bench bench-servers lint format superuser check clean
 
 # Each target's line carries its description after "## ": `make help` lists them.
 help: ## this list
@@ -40,9 +42,17 @@ $(PY):
 	"$$found" -m venv $(VENV)
 
 # Direct dependencies come from pyproject.toml; requirements.lock pins the whole tree.
+# $(call pip_install,EXTRAS): its `dependencies`, plus those of the optional EXTRAS.
+pip_install = $(PY) -m pip install --quiet --disable-pip-version-check -c requirements.lock \
+	  $$($(PY) -c 'import sys, tomllib; p = tomllib.load(open("pyproject.toml", "rb"))["project"]; print(" ".join(f"\"{d}\"" for d in p["dependencies"] + [d for e in sys.argv[1:] for d in p["optional-dependencies"][e]]))' $(1) | xargs)
+
 $(STAMP): pyproject.toml requirements.lock | $(PY)
-	$(PY) -m pip install --quiet --disable-pip-version-check -c requirements.lock \
-	  $$($(PY) -c 'import tomllib; p = tomllib.load(open("pyproject.toml", "rb"))["project"]; print(" ".join(f"\"{d}\"" for d in p["dependencies"] + p["optional-dependencies"]["dev"]))' | xargs)
+	$(call pip_install,dev)
+	@touch $@
+
+# A production host: no pytest, Playwright or gunicorn.
+$(RUNTIME_STAMP): pyproject.toml requirements.lock | $(PY)
+	$(call pip_install)
 	@touch $@
 
 install: $(STAMP) ## create .venv and install the pinned dependencies
@@ -65,16 +75,27 @@ run: install .env ## install, set this checkout up for development (.env), migra
 	$(PY) manage.py migrate --noinput
 	WEB_RELOAD=$${WEB_RELOAD:-1} HOST=$(HOST) PORT=$(PORT) $(PY) -m tictactoe_site.serve
 
-# Production: needs DJANGO_SECRET_KEY (README, "Deploying"); WEB_CONCURRENCY
-# processes (default 2), each serving pages and streams, and the task worker
-# (tictactoe_site/serve.py).
-serve: export DJANGO_DEBUG := 0
-serve: install ## production server (debug off; needs DJANGO_SECRET_KEY): migrate, collectstatic, serve
-	@[ -n "$$DJANGO_SECRET_KEY" ] || { echo "make serve runs the production server and needs DJANGO_SECRET_KEY:" \
+# Production: needs DJANGO_SECRET_KEY (README, "Deploying"). $(call needs_key,WHAT
+# THE TARGET DOES) stops the target with the fix when it is not set.
+needs_key = [ -n "$$DJANGO_SECRET_KEY" ] || { echo "make $@ $(1) and needs DJANGO_SECRET_KEY:" \
 	  "set it to a long random value, e.g. export DJANGO_SECRET_KEY=\"\$$(openssl rand -base64 48)\"" \
 	  "(README, Deploying). For local development use make run." >&2; exit 1; }
+
+# A release, once per release from one host (or by each host's `make serve`):
+# migrate under a lock on the database (games/management/commands/migrate.py),
+# so hosts releasing at once migrate once, and collect the static files.
+release: export DJANGO_DEBUG := 0
+release: $(RUNTIME_STAMP) ## production release (debug off; needs DJANGO_SECRET_KEY): runtime dependencies, migrate under a lock, collectstatic
+	@$(call needs_key,prepares the production server)
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py collectstatic --noinput --verbosity 0
+
+# WEB_CONCURRENCY processes (default 2), each serving pages and streams, and the
+# task worker (tictactoe_site/serve.py).
+serve: export DJANGO_DEBUG := 0
+serve: ## production server (debug off; needs DJANGO_SECRET_KEY): make release, then serve
+	@$(call needs_key,runs the production server)
+	@$(MAKE) --no-print-directory release
 	HOST=$(HOST) PORT=$(PORT) exec $(PY) -m tictactoe_site.serve 2>&1
 
 # The suite runs on SQLite, then once more on PostgreSQL at TEST_POSTGRES_URL when
@@ -135,4 +156,4 @@ superuser: install .env ## migrate, then create an admin account
 	$(PY) manage.py createsuperuser
 
 clean: ## remove .venv, .env, the SQLite database, the session cache, collected static files, node_modules
-	rm -rf $(VENV) .env .cache db.sqlite3 db.sqlite3-wal db.sqlite3-shm staticfiles node_modules artifacts
+	rm -rf $(VENV) .env .cache db.sqlite3 db.sqlite3-wal db.sqlite3-shm db.sqlite3.migrate-lock staticfiles node_modules artifacts

@@ -35,11 +35,11 @@ def _not_private(directory: Path, use: str) -> list[Error]:
 
 @register(Tags.caches, Tags.security)
 def session_cache_is_writable(app_configs, **kwargs) -> list[Error]:
-    """Sessions are cached in files (settings.CACHES["sessions"], no REDIS_URL):
+    """With SQLite, sessions are cached in files (settings.CACHES["sessions"]):
     a directory the server cannot write would fail every logged-in request;
     one another user can write would let them run code in the server."""
-    cache = settings.CACHES[settings.SESSION_CACHE_ALIAS]
-    if cache["BACKEND"] != FILE_CACHE:
+    cache = settings.CACHES.get("sessions")
+    if cache is None or cache["BACKEND"] != FILE_CACHE:
         return []
     directory = Path(cache["LOCATION"])
     try:
@@ -51,8 +51,8 @@ def session_cache_is_writable(app_configs, **kwargs) -> list[Error]:
             Error(
                 f"The session cache directory {directory} cannot be written "
                 f"({exc.strerror}).",
-                hint="Set DJANGO_CACHE_DIR to a directory the server may write, "
-                "or REDIS_URL to keep sessions in Redis (README, Configuration).",
+                hint="Set DJANGO_CACHE_DIR to a directory the server may write "
+                "(README, Configuration).",
                 id="games.E001",
             )
         ]
@@ -110,8 +110,8 @@ def _on_this_host(host: str | None) -> bool:
 
 @register(Tags.caches, Tags.security)
 def redis_is_protected_off_this_host(app_configs, **kwargs) -> list[Warning]:
-    """Redis holds the sessions (pickles) and carries the live updates: on
-    another host it needs a password, and TLS against eavesdropping."""
+    """Redis carries the live notices (never a session): on another host it
+    needs a password, and TLS against eavesdropping."""
     if not settings.REDIS_URL:
         return []
     url = urlsplit(settings.REDIS_URL)
@@ -126,8 +126,9 @@ def redis_is_protected_off_this_host(app_configs, **kwargs) -> list[Warning]:
         warnings.append(
             Warning(
                 f"REDIS_URL names another host ({url.hostname}) without a "
-                "password: whoever reaches it can run code in every server "
-                "process (sessions are pickled) and read every session.",
+                "password: whoever reaches it can read the live notices (which "
+                "games changed, who logged out) and flood every server process "
+                "with false ones.",
                 hint=hint,
                 id="games.W001",
             )
@@ -136,7 +137,8 @@ def redis_is_protected_off_this_host(app_configs, **kwargs) -> list[Warning]:
         warnings.append(
             Warning(
                 f"REDIS_URL names another host ({url.hostname}) without TLS "
-                "(redis://, not rediss://): sessions cross the network in clear.",
+                "(redis://, not rediss://): live notices cross the network in "
+                "clear.",
                 hint=hint,
                 id="games.W002",
             )

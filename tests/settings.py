@@ -7,6 +7,8 @@ import tempfile
 
 os.environ.setdefault("DJANGO_DEBUG", "0")
 os.environ.setdefault("DJANGO_SECRET_KEY", "tests-only-secret-key-not-for-production")
+# Debug is off, so the site must say its address: the test client's.
+os.environ.setdefault("DJANGO_SITE_URL", "http://testserver")
 
 from tictactoe_site.settings import *  # noqa: E402, F403
 
@@ -21,9 +23,16 @@ LOGGING["loggers"]["games"]["level"] = "INFO"  # noqa: F405
 WHITENOISE_USE_FINDERS = True
 WHITENOISE_AUTOREFRESH = True
 
-# Sessions of this test run only: a fresh directory (the file-based session cache
-# of settings.py), removed at exit.
-if not REDIS_URL:  # noqa: F405
-    SESSIONS_DIR = tempfile.mkdtemp(prefix="ttt-test-sessions-")
-    CACHES["sessions"]["LOCATION"] = SESSIONS_DIR  # noqa: F405
-    atexit.register(shutil.rmtree, SESSIONS_DIR, ignore_errors=True)
+# Sessions are read from a cache of this test run only, a fresh directory
+# removed at exit, on PostgreSQL as on SQLite (settings.py's cached_db): the
+# tests count each page's own queries, the same on both engines. Production's
+# PostgreSQL reads every session from the database instead (one query more per
+# request), as the served tests run it (tests/test_sessions.py: two hosts).
+SESSIONS_DIR = tempfile.mkdtemp(prefix="ttt-test-sessions-")
+atexit.register(shutil.rmtree, SESSIONS_DIR, ignore_errors=True)
+CACHES["sessions"] = {  # noqa: F405
+    "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
+    "LOCATION": SESSIONS_DIR,
+}
+SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
+SESSION_CACHE_ALIAS = "sessions"

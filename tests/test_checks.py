@@ -1,8 +1,9 @@
 """The system checks of what the settings leave to the machine (games.checks):
-the shared cache directory must be private (sessions are pickles: whoever can
-write there runs code in the server), the live-update sockets must fit a Unix
-socket's path, and a Redis on another host needs a password and TLS. They run
-before `migrate`, so `make serve` stops with the reason.
+the shared cache directory must be private (with SQLite, sessions are cached
+there as pickles: whoever can write there runs code in the server), the
+live-update sockets must fit a Unix socket's path, and a Redis on another host
+(it carries the live notices) needs a password and TLS. They run before
+`migrate`, so `make serve` stops with the reason.
 
 The tests run as root: "owned by someone else" is a directory given to uid 65534.
 """
@@ -105,6 +106,16 @@ def test_a_private_cache_directory_passes(cache_dir):
     assert checks.session_cache_is_writable(None) == []
 
 
+def test_without_a_session_cache_there_is_no_directory_to_check(settings, tmp_path):
+    """PostgreSQL: every session is read from the database."""
+    settings.CACHE_DIR = tmp_path / "cache"
+    settings.CACHES = {
+        alias: cache for alias, cache in settings.CACHES.items() if alias != "sessions"
+    }
+    assert checks.session_cache_is_writable(None) == []
+    assert not settings.CACHE_DIR.exists()
+
+
 def manage(*args: str, **env: str) -> subprocess.CompletedProcess:
     """`manage.py` in a fresh process with production settings and `env`."""
     return served.manage(
@@ -113,6 +124,7 @@ def manage(*args: str, **env: str) -> subprocess.CompletedProcess:
             "DJANGO_SETTINGS_MODULE": "tictactoe_site.settings",
             "DJANGO_SECRET_KEY": "checks-test-secret",
             "DJANGO_DEBUG": "0",
+            "DJANGO_SITE_URL": "https://ttt.example.com",
             **env,
         },
     )
@@ -225,12 +237,12 @@ def test_the_redis_warnings_say_what_is_at_stake_and_the_url_to_use(settings):
     no_password, no_tls = checks.redis_is_protected_off_this_host(None)
     assert no_password.msg == (
         "REDIS_URL names another host (cache.internal) without a password: "
-        "whoever reaches it can run code in every server process (sessions are "
-        "pickled) and read every session."
+        "whoever reaches it can read the live notices (which games changed, who "
+        "logged out) and flood every server process with false ones."
     )
     assert no_tls.msg == (
         "REDIS_URL names another host (cache.internal) without TLS (redis://, "
-        "not rediss://): sessions cross the network in clear."
+        "not rediss://): live notices cross the network in clear."
     )
     assert "REDIS_URL=rediss://:password@host:6379/0" in no_password.hint
 

@@ -144,3 +144,55 @@ def test_a_report_without_passing_tests_fails_ci(tmp_path, report, problem):
     checked = check_reports(tmp_path, "sqlite.xml", "postgresql.xml")
     assert checked.returncode == 1
     assert checked.stderr.startswith(f"{REPORTS}/postgresql.xml: {problem}")
+
+
+def install_section(tmp_path: Path, *, nginx: bool) -> subprocess.CompletedProcess:
+    """.ci/run's browser and fleet section (up to its closing rule), on a machine
+    where Chromium and npm are there and nginx is there or not (its path moved
+    into `tmp_path`), `apt-get` a stand-in logging its arguments; then the
+    variables the section exported."""
+    script = (ROOT / ".ci" / "run").read_text()
+    start = script.index("# --- Browser and fleet tests")
+    end = script.index("# -----", start)
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    apt = bin_dir / "apt-get"
+    apt.write_text(f'#!/bin/sh\necho "$*" >> {tmp_path}/apt.log\n')
+    apt.chmod(0o755)
+    chromium = bin_dir / "chromium"
+    shutil.copy2(apt, chromium)
+    shutil.copy2(apt, bin_dir / "npm")
+    nginx_path = tmp_path / "sbin" / "nginx"
+    if nginx:
+        nginx_path.parent.mkdir()
+        shutil.copy2(apt, nginx_path)
+    section = (
+        script[start:end]
+        .replace("/usr/bin/chromium", str(chromium))
+        .replace("/usr/sbin/nginx", str(nginx_path))
+        .replace("sudo=$(", "sudo= # $(")  # as root: no sudo
+    )
+    return subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", section + "env\n"],
+        env={"PATH": f"{bin_dir}:/usr/bin:/bin", "HOME": str(tmp_path)},
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+
+
+def test_ci_installs_nginx_and_requires_the_fleet_tests(tmp_path):
+    done = install_section(tmp_path, nginx=False)
+    assert done.returncode == 0, done.stderr
+    assert {"E2E_REQUIRED=1", "FLEET_REQUIRED=1"} <= set(done.stdout.splitlines())
+    assert (tmp_path / "apt.log").read_text().splitlines() == [
+        "update -q",
+        "install -y -q nginx",
+    ]
+
+
+def test_ci_installs_nothing_that_is_there(tmp_path):
+    done = install_section(tmp_path, nginx=True)
+    assert done.returncode == 0, done.stderr
+    assert "FLEET_REQUIRED=1" in done.stdout.splitlines()
+    assert not (tmp_path / "apt.log").exists()

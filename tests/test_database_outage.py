@@ -4,7 +4,8 @@ A private PostgreSQL server (tests/support/private_postgres.py) serves `make ser
 (tests/support/served.py). Two players move on three games, one move at a time, while a
 third person watches one game's live stream. PostgreSQL is stopped (fast
 shutdown) mid-play, then started again. Meanwhile: every answer is a 302 or a
-readable 503, never a 500 or a traceback; /healthz says 503, then 200; no
+readable 503, never a 500 or a traceback; /readyz says 503, then 200, while
+/livez says 200 throughout (the process serves: nothing to restart); no
 acknowledged (302) move is lost; the open stream catches up by itself; play
 goes on with the same server processes.
 """
@@ -232,7 +233,10 @@ def test_play_survives_a_database_restart(app, cluster):
         wait_for(
             lambda: len(players.refused()) >= 2, "two move POSTs during the outage"
         )
-        assert app.browser().get("/healthz").status == 503
+        ready = app.browser().get("/readyz")
+        assert (ready.status, ready.body) == (503, b"database unavailable\n")
+        live = app.browser().get("/livez")
+        assert (live.status, live.body) == (200, b"ok\n")
         assert_readable_503(x.get(f"/games/{watched}/"), "game page")
         assert_readable_503(o.get("/"), "lobby")
         assert_readable_503(
@@ -244,10 +248,9 @@ def test_play_survives_a_database_restart(app, cluster):
 
         # Counted before the restart: the players move on as soon as the
         # database answers, and on a loaded machine may finish every game
-        # before this thread sees /healthz answer 200.
+        # before this thread sees /readyz answer 200.
         acknowledged_before = len(players.acknowledged())
         cluster.start()
-        wait_for(lambda: app.browser().get("/healthz").status == 200, "healthz 200")
 
         def moved_after_restart():
             after = players.acknowledged()[acknowledged_before:]
@@ -256,6 +259,8 @@ def test_play_survives_a_database_restart(app, cluster):
         # Likely before the live listener has reconnected (it backs off while
         # the database is down): the stream must catch up on its own.
         wait_for(moved_after_restart, "3 moves after the restart, one watched")
+        # Ready again once the database answers and the listener is back.
+        wait_for(lambda: app.browser().get("/readyz").status == 200, "readyz 200")
     finally:
         players.stopping.set()
         players.thread.join(BOUND)

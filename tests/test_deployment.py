@@ -83,10 +83,13 @@ def test_behind_a_tls_proxy_https_gets_hsts_and_secure_cookies(client, alice):
 
 @pytest.mark.usefixtures("worker_beating")
 @override_settings(**HTTPS_PROXY_SETTINGS)
-def test_health_check_is_exempt_from_the_https_redirect(client):
-    response = client.get("/healthz")
+@pytest.mark.parametrize("path", ["/livez", "/readyz", "/healthz", "/workerz"])
+def test_the_health_probes_answer_plain_http(client, path):
+    """Load balancers and monitors probe over plain HTTP, without HSTS."""
+    response = client.get(path)
     assert response.status_code == 200
     assert response.content == b"ok\n"
+    assert "Strict-Transport-Security" not in response
 
 
 def test_check_deploy_is_clean_with_the_documented_production_variables():
@@ -96,7 +99,9 @@ def test_check_deploy_is_clean_with_the_documented_production_variables():
 
 
 def test_check_deploy_warns_without_them():
-    env = {"DJANGO_SECRET_KEY": PRODUCTION_ENV["DJANGO_SECRET_KEY"]}
+    env = {
+        name: PRODUCTION_ENV[name] for name in ("DJANGO_SECRET_KEY", "DJANGO_SITE_URL")
+    }
     result = manage("check", "--deploy", "--fail-level", "WARNING", env=env)
     assert result.returncode == 1
     for check in ("W004", "W008", "W012", "W016"):
@@ -108,6 +113,77 @@ def test_production_refuses_to_start_without_a_secret_key():
     result = manage("check", "--deploy", env=env)
     assert result.returncode == 1
     assert "DJANGO_SECRET_KEY is not set." in result.stderr
+
+
+# -- the site's address ----------------------------------------------
+
+
+def refusal(env: dict[str, str]) -> tuple[int, str]:
+    result = manage("check", env=env)
+    return result.returncode, result.stderr
+
+
+def test_production_refuses_to_start_without_the_site_url():
+    env = {k: v for k, v in PRODUCTION_ENV.items() if k != "DJANGO_SITE_URL"}
+    assert refusal(env) == (
+        1,
+        "DJANGO_SITE_URL is not set: set it to the site's address as players "
+        "reach it, e.g. https://ttt.example.com (links in emails start with it).\n",
+    )
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://127.0.0.1:8000",
+        "http://127.0.0.2",
+        "http://localhost:8000/",
+        "http://[::1]:8000",
+    ],
+)
+def test_production_refuses_a_site_url_on_this_machine_for_a_public_host(url):
+    env = PRODUCTION_ENV | {
+        "DJANGO_SITE_URL": url,
+        "DJANGO_ALLOWED_HOSTS": "127.0.0.1,ttt.example.com",
+    }
+    assert refusal(env) == (
+        1,
+        f"DJANGO_SITE_URL names this machine ({url.rstrip('/')}) while "
+        "DJANGO_ALLOWED_HOSTS names ttt.example.com: set it to the site's address "
+        "as players reach it (links in emails start with it).\n",
+    )
+
+
+def test_a_site_url_on_this_machine_is_right_when_every_host_is_too():
+    """A production server only this machine reaches (the benchmarks)."""
+    env = PRODUCTION_ENV | {
+        "DJANGO_SITE_URL": "http://127.0.0.1:8000",
+        "DJANGO_ALLOWED_HOSTS": "127.0.0.1,localhost,[::1]",
+    }
+    result = manage("check", env=env)
+    assert result.returncode == 0, result.stderr
+
+
+@pytest.mark.parametrize(
+    "url", ["ttt.example.com", "ftp://ttt.example.com", "https://"]
+)
+def test_a_site_url_that_is_no_web_address_is_refused(url):
+    env = PRODUCTION_ENV | {"DJANGO_SITE_URL": url}
+    assert refusal(env) == (
+        1,
+        "DJANGO_SITE_URL must be an http:// or https:// address such as "
+        f"https://ttt.example.com, not {url!r}.\n",
+    )
+
+
+def test_development_needs_no_site_url():
+    env = {"DJANGO_DEBUG": "1", "DJANGO_ALLOWED_HOSTS": "ttt.example.com"}
+    result = manage("shell", "-c", SHOW_SITE_URL, env=env)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[-1] == "http://127.0.0.1:8000"
+
+
+SHOW_SITE_URL = "from django.conf import settings; print(settings.SITE_URL)"
 
 
 # -- email ----------------------------------------------------------

@@ -41,8 +41,9 @@ def checkout(tmp_path) -> Path:
     venv = tmp_path / ".venv"
     (venv / "bin").mkdir(parents=True)
     (venv / "bin" / "python").symlink_to(sys.executable)
-    # The Makefile installs when pyproject.toml is newer than this stamp.
+    # The Makefile installs when pyproject.toml is newer than these stamps.
     (venv / ".installed").touch()
+    (venv / ".installed-runtime").touch()
     return tmp_path
 
 
@@ -108,13 +109,20 @@ def test_after_make_runs_setup_manage_py_works_with_nothing_exported(checkout):
     assert shell.stdout.splitlines()[-1] == "True admin"
 
 
-def test_make_serve_refuses_without_a_key_even_in_a_development_checkout(checkout):
+@pytest.mark.parametrize(
+    ("target", "does"),
+    [
+        ("serve", "runs the production server"),
+        ("release", "prepares the production server"),
+    ],
+)
+def test_production_targets_refuse_without_a_key_even_in_a_development_checkout(
+    checkout, target, does
+):
     (checkout / ".env").write_text("DJANGO_DEBUG=1\n")
-    result = run(["make", "--no-print-directory", "serve"], checkout)
+    result = run(["make", "--no-print-directory", target], checkout)
     assert result.returncode == 2
-    assert "make serve runs the production server and needs DJANGO_SECRET_KEY" in (
-        result.stderr
-    )
+    assert f"make {target} {does} and needs DJANGO_SECRET_KEY" in result.stderr
 
 
 def test_the_environment_wins_over_the_development_env_file(checkout):
@@ -131,6 +139,7 @@ def test_the_environment_wins_over_the_development_env_file(checkout):
         checkout,
         DJANGO_DEBUG="0",
         DJANGO_SECRET_KEY="a-test-key",
+        DJANGO_SITE_URL="https://ttt.example.com",
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines()[-1] == "False"

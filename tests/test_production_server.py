@@ -180,7 +180,7 @@ def test_kill_9_mid_storm_leaves_every_game_consistent(server, players):
 
 def test_production_responses_carry_the_security_headers(server):
     plain = server.browser(https=False)
-    health = plain.get("/healthz")
+    health = plain.get("/readyz")
     assert (health.status, health.body) == (200, b"ok\n")
     assert health.headers.get_all("Set-Cookie") is None
 
@@ -221,7 +221,7 @@ def test_each_server_process_runs_on_a_cpu_of_its_own(server):
     """tictactoe_site.cpus: the 3 processes take slots 0-2, and slot n runs on
     the n-th CPU the server may use, round robin."""
     allowed = sorted(os.sched_getaffinity(0))
-    # /healthz answered once one process was up; each pins itself before it
+    # /readyz answered once one process was up; each pins itself before it
     # reports its start-up complete.
     deadline = time.monotonic() + 60
     while latest_start(server.log()).count("Application startup complete.") < 3:

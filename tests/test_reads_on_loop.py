@@ -58,6 +58,8 @@ def test_every_page_a_player_reads_answers_and_records_the_player_as_seen(app):
         f"/games/{game}/state.json",
         "/players/bob/",
         "/games/archive/",
+        "/livez",
+        "/readyz",
         "/healthz",
     ]
     answers = {page: alice.get(page).status for page in pages}

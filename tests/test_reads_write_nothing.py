@@ -38,7 +38,10 @@ def pages(alice, bob, play) -> list[str]:
         "/games/archive/",
         "/games/archive/?result=lost",
         "/games/999999/",  # a 404 page
+        "/livez",
+        "/readyz",
         "/healthz",
+        "/workerz",
     ]
 
 

@@ -1,12 +1,16 @@
-"""Sessions are read from a cache every server process shares (settings.CACHES
-["sessions"]): proven against `make serve` with 2 worker processes that logging
-out, or changing the password, in one process ends the session in the other at
-once.
+"""A session ended anywhere is ended everywhere: proven against `make serve`
+with 2 worker processes (one host: on SQLite they share a session cache in
+DJANGO_CACHE_DIR), and against two `make serve` hosts on one PostgreSQL database,
+each with a cache directory of its own and no REDIS_URL (the database is the
+truth: every request reads its session there). Logging out, or changing the
+password, on one ends the session on the other at once.
 
-Each step pins which process answers by stopping the other one (SIGSTOP): the
-processes share one listening socket, so a stopped process accepts nothing.
+Within one host, each step pins which process answers by stopping the other one
+(SIGSTOP): the processes share one listening socket, so a stopped process
+accepts nothing.
 """
 
+import json
 import os
 import signal
 from contextlib import contextmanager
@@ -16,7 +20,13 @@ import pytest
 from games import checks
 
 from .conftest import PASSWORD
-from .support.served import serving
+from .support.served import (
+    ServedApp,
+    fresh_database,
+    manage,
+    on_postgresql,
+    serving,
+)
 
 NEW_PASSWORD = "another-long-password-43"
 
@@ -108,6 +118,61 @@ def test_a_password_change_in_one_process_ends_the_other_sessions_there(
         assert lobby_status(here) == (200, "")  # the session that changed it stays
 
 
+@pytest.fixture(scope="module")
+def hosts(tmp_path_factory):
+    """Two hosts of one fleet: one PostgreSQL database, nothing else shared."""
+    if not on_postgresql():
+        pytest.skip("SQLite is one host by construction: no second host to ask")
+    tmp_dir = tmp_path_factory.mktemp("served_sessions_hosts")
+    with fresh_database(tmp_dir, "sessions_hosts") as database_url:
+        apps = [
+            ServedApp(database_url=database_url, tmp_dir=tmp_dir, workers=1)
+            for _ in range(2)
+        ]
+        try:
+            for app in apps:  # one after the other: each start migrates
+                app.start()
+            yield apps
+        finally:
+            for app in apps:
+                app.stop()
+
+
+def on(host, browser):
+    """A browser for `host` with a copy of `browser`'s cookies: the same
+    session, kept when `browser` logs out and forgets it."""
+    copy = host.browser()
+    copy.cookies = dict(browser.cookies)
+    return copy
+
+
+def test_logging_out_on_one_host_ends_the_session_on_the_other(hosts):
+    host_a, host_b = hosts
+    browser = sign_up(host_a, "fay")
+    kept = on(host_b, browser)  # the same session, sent to host B
+    assert lobby_status(kept) == (200, "")  # host B knows it
+    assert browser.post("/accounts/logout/").status == 302
+    assert lobby_status(kept) == LOGGED_OUT
+    assert lobby_status(on(host_a, kept)) == LOGGED_OUT
+
+
+def test_a_password_change_on_one_host_ends_the_other_sessions_on_the_other(hosts):
+    host_a, host_b = hosts
+    sign_up(host_a, "gil")
+    here, elsewhere = log_in(host_a, "gil", PASSWORD), log_in(host_a, "gil", PASSWORD)
+    elsewhere = on(host_b, elsewhere)
+    assert lobby_status(on(host_b, here)) == (200, "")
+    assert lobby_status(elsewhere) == (200, "")
+    fields = {
+        "oldpassword": PASSWORD,
+        "password1": NEW_PASSWORD,
+        "password2": NEW_PASSWORD,
+    }
+    assert here.post("/accounts/password/change/", fields).status == 302
+    assert lobby_status(elsewhere) == LOGGED_OUT
+    assert lobby_status(on(host_b, here)) == (200, "")  # the one that changed it
+
+
 def test_a_session_cache_directory_the_server_cannot_write_is_a_system_error(
     settings, tmp_path
 ):
@@ -130,3 +195,46 @@ def test_a_session_cache_directory_the_server_cannot_write_is_a_system_error(
     }
     assert checks.session_cache_is_writable(None) == []
     assert writable.is_dir()
+
+
+SHOW_SESSIONS = (
+    "import json; from django.conf import settings; print(json.dumps({"
+    "'engine': settings.SESSION_ENGINE, "
+    "'cache': settings.CACHES.get('sessions', {}).get('LOCATION')}, default=str))"
+)
+
+
+def sessions_of(**env: str) -> dict:
+    """Where production settings read sessions from, given `env`."""
+    base = {
+        "DJANGO_SETTINGS_MODULE": "tictactoe_site.settings",
+        "DJANGO_SECRET_KEY": "sessions-test-secret",
+        "DJANGO_SITE_URL": "https://ttt.example.com",
+        "DJANGO_CACHE_DIR": "/var/cache/tictactoe",
+    }
+    result = manage("shell", "-v", "0", "-c", SHOW_SESSIONS, env=base | env)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout.splitlines()[-1])
+
+
+SQLITE = {"DATABASE_URL": "sqlite:////tmp/ttt-sessions-test.sqlite3"}
+POSTGRESQL = {"DATABASE_URL": "postgres://app@db.internal:5432/ttt"}
+REDIS = {"REDIS_URL": "redis://cache.internal:6379/0"}
+
+
+@pytest.mark.parametrize("env", [SQLITE, SQLITE | REDIS], ids=["alone", "redis"])
+def test_with_sqlite_sessions_are_cached_in_the_private_directory(env):
+    assert sessions_of(**env) == {
+        "engine": "django.contrib.sessions.backends.cached_db",
+        "cache": "/var/cache/tictactoe/sessions",
+    }
+
+
+@pytest.mark.parametrize(
+    "env", [POSTGRESQL, POSTGRESQL | REDIS], ids=["alone", "redis"]
+)
+def test_with_postgresql_every_request_reads_its_session_from_the_database(env):
+    assert sessions_of(**env) == {
+        "engine": "django.contrib.sessions.backends.db",
+        "cache": None,
+    }

@@ -2,12 +2,19 @@
 started and kept alive by `make serve`), sending email to a real SMTP relay on
 loopback (tests/support/smtp_sink.py), on the pass's database engine."""
 
+import email
+import hashlib
+import json
 import os
+import re
 import signal
+import socket
 import subprocess
 import sys
 import threading
 import time
+from collections import Counter
+from email import policy
 from pathlib import Path
 
 import pytest
@@ -31,6 +38,20 @@ STATUSES = (
     "rows = DBTaskResult.objects.filter(task_path=deliver.module_path)\n"
     "print(sorted(rows.values_list('status', flat=True)))\n"
 )
+# Each queued email's task: {subject: [status, worker ids]}.
+DELIVERIES = (
+    "import json\n"
+    "from django_tasks_db.models import DBTaskResult\n"
+    "from tictactoe_site.mail import deliver\n"
+    "rows = DBTaskResult.objects.filter(task_path=deliver.module_path)\n"
+    "print(json.dumps({row.args_kwargs['args'][0]['subject']:\n"
+    "    [row.status, row.worker_ids] for row in rows}))\n"
+)
+
+
+def send(count: int) -> str:
+    """A shell script queueing `count` emails, "Message 1" to "Message <count>"."""
+    return SEND_FIVE.replace("range(1, 6)", f"range(1, {count + 1})")
 
 
 def worker_env(database_url: str, sink: SmtpSink, tmp_path: Path) -> dict[str, str]:
@@ -52,15 +73,26 @@ def manage(env: dict[str, str], *args: str) -> str:
     return result.stdout
 
 
-def start_worker(env: dict[str, str]) -> subprocess.Popen:
+def start_worker(env: dict[str, str], log: Path | None = None) -> subprocess.Popen:
+    """The worker, its stderr piped, or appended to `log`."""
     return subprocess.Popen(
         [sys.executable, "-m", "tictactoe_site.worker"],
         cwd=ROOT,
         env=env,
         stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
+        stderr=subprocess.PIPE if log is None else log.open("a"),
         text=True,
     )
+
+
+def wait_for_messages(sink: SmtpSink, count: int) -> None:
+    """Until the relay has received `count` messages (bounded)."""
+    with sink.received:
+        sink.received.wait_for(lambda: len(sink.messages) >= count, DEADLINE)
+
+
+def deliveries(env: dict[str, str]) -> dict[str, list]:
+    return json.loads(manage(env, "shell", "-v", "0", "-c", DELIVERIES))
 
 
 def test_kill_9_of_the_worker_mid_queue_loses_no_email(tmp_path):
@@ -84,16 +116,23 @@ def test_kill_9_of_the_worker_mid_queue_loses_no_email(tmp_path):
         assert manage(env, "shell", "-v", "0", "-c", STATUSES).strip() == str(
             ["READY"] * 4 + ["RUNNING"]
         )
+        (cut,) = [
+            subject
+            for subject, (status, _) in deliveries(env).items()
+            if status == "RUNNING"
+        ]
 
         gate.set()
         worker = start_worker(env)
         try:
-            received = sink.wait_for_subjects(SUBJECTS, DEADLINE)
+            wait_for_messages(sink, len(SUBJECTS) + 1)
         finally:
             worker.send_signal(signal.SIGTERM)
             _, errors = worker.communicate(timeout=DEADLINE)
 
-        assert received == SUBJECTS
+        # The relay had the message whose transaction the kill cut, but the
+        # worker never heard it accepted: that one goes again, only that one.
+        assert Counter(sink.subjects()) == Counter(SUBJECTS) + Counter([cut])
         assert manage(env, "shell", "-v", "0", "-c", STATUSES).strip() == str(
             ["SUCCESSFUL"] * 5
         )
@@ -175,7 +214,7 @@ def test_make_serve_starts_the_worker_again_when_it_dies(tmp_path):
             app.manage("shell", "-c", SEND_FIVE)
             assert sink.wait_for_subjects(SUBJECTS, DEADLINE) == SUBJECTS
             second = task_worker_pid(app)
-            assert app.browser().get("/healthz").status == 200
+            assert app.browser().get("/workerz").status == 200
         wait_for(lambda: not running(second), "make serve to stop its worker")
         assert "Task worker exited (-9); starting it again" in app.log()
 
@@ -216,3 +255,179 @@ def test_a_worker_whose_server_was_killed_stops(tmp_path):
         worker = task_worker_pid(app)
         os.kill(server, signal.SIGKILL)
         wait_for(lambda: not running(worker), "the orphaned worker to stop")
+
+
+STARTING = re.compile(r"INFO tictactoe_site\.heartbeat Task worker (\S+) starting\.")
+
+
+def logged_ids(log: Path) -> list[str]:
+    """The id each worker logging to `log` announced as it started, in order."""
+    return STARTING.findall(log.read_text()) if log.exists() else []
+
+
+def started_as(env: dict[str, str], log: Path) -> tuple[subprocess.Popen, str]:
+    """A worker logging to `log`, once it has announced its id; and that id."""
+    before = len(logged_ids(log))
+    worker = start_worker(env, log)
+    wait_for(lambda: len(logged_ids(log)) > before, "the worker to start")
+    return worker, logged_ids(log)[before]
+
+
+def default_id(cache_dir: Path, slot: int) -> str:
+    """The id README promises a worker without TASK_WORKER_ID."""
+    place = hashlib.sha256(str(cache_dir.resolve()).encode()).hexdigest()[:8]
+    return f"{socket.gethostname()}-{place}-{slot}"
+
+
+def test_two_workers_on_one_host_have_ids_of_their_own(tmp_path):
+    """Two workers of one host (one DJANGO_CACHE_DIR), each in the middle of a
+    send to a relay that never answers. One is killed with kill -9 and started
+    again: it takes the dead one's id, and takes back only its own email, not
+    the one its sibling is still sending."""
+    with (
+        SmtpSink(silent=True) as sink,
+        fresh_database(tmp_path, "worker_ids") as database_url,
+    ):
+        env = worker_env(database_url, sink, tmp_path)
+        del env["TASK_WORKER_ID"]
+        env["DJANGO_EMAIL_TIMEOUT"] = "600"  # the sends hang until the test ends
+        log = tmp_path / "workers.log"
+        manage(env, "migrate", "--noinput", "-v", "0")
+        manage(env, "shell", "-c", send(2))
+
+        first, first_id = started_as(env, log)
+        second, second_id = started_as(env, log)
+        workers = [first, second]
+        try:
+            cache = tmp_path / "cache"
+            assert [first_id, second_id] == [default_id(cache, 0), default_id(cache, 1)]
+            wait_for(
+                lambda: (
+                    sorted(deliveries(env).values())
+                    == sorted([["RUNNING", [first_id]], ["RUNNING", [second_id]]])
+                ),
+                "each worker to be sending one email",
+            )
+            (mine,) = [
+                subject
+                for subject, (_, ids) in deliveries(env).items()
+                if ids == [first_id]
+            ]
+            (sibling,) = {"Message 1", "Message 2"} - {mine}
+
+            first.kill()
+            first.wait(DEADLINE)
+            again, again_id = started_as(env, log)
+            workers.append(again)
+            assert again_id == first_id
+            wait_for(
+                lambda: deliveries(env)[mine] == ["RUNNING", [first_id, first_id]],
+                "the restarted worker to send its own email again",
+            )
+            assert deliveries(env)[sibling] == ["RUNNING", [second_id]]
+            assert "Requeued 1 task(s) an earlier worker left running." in (
+                log.read_text()
+            )
+        finally:
+            for worker in workers:
+                worker.kill()
+                worker.wait(DEADLINE)
+
+
+class HoldingSink(SmtpSink):
+    """A relay that takes every message, but holds its answer to the first one
+    titled `held` until `release` is set (`holding` is set meanwhile): its
+    sender is then in the middle of that one SMTP transaction."""
+
+    def __init__(self, held: str):
+        super().__init__()
+        self.held = held
+        self.holding = threading.Event()
+        self.release = threading.Event()
+
+    def _take_data(self, stream) -> None:
+        lines = []
+        while (line := stream.readline()) not in (b".\r\n", b""):
+            lines.append(line[1:] if line.startswith(b"..") else line)
+        message = email.message_from_bytes(b"".join(lines), policy=policy.default)
+        if message["Subject"] == self.held and not self.holding.is_set():
+            self.holding.set()
+            self.release.wait()
+        with self.received:
+            self.messages.append(message)
+            self.received.notify_all()
+
+
+def test_every_email_goes_once_over_three_hosts_and_a_kill_9_loses_none(tmp_path):
+    """30 emails, a worker on each of three hosts (each its own DJANGO_CACHE_DIR,
+    as on three machines), one of them killed with kill -9 while the relay holds
+    its answer to "Message 7", then started again. Counted at the relay: every
+    email exactly once, except "Message 7": the relay had it when the kill cut
+    the transaction, so the worker never heard it accepted and sends it again."""
+    count, held = 30, "Message 7"
+    with (
+        HoldingSink(held) as sink,
+        fresh_database(tmp_path, "worker_fleet") as database_url,
+    ):
+        shared = worker_env(database_url, sink, tmp_path)
+        del shared["TASK_WORKER_ID"]
+        hosts = {
+            name: shared | {"DJANGO_CACHE_DIR": str(tmp_path / name / "cache")}
+            for name in ("a", "b", "c")
+        }
+        log = tmp_path / "workers.log"
+        manage(shared, "migrate", "--noinput", "-v", "0")
+        manage(shared, "shell", "-c", send(count))
+
+        workers = {name: started_as(env, log) for name, env in hosts.items()}
+        running = [worker for worker, _ in workers.values()]
+        try:
+            assert len({worker_id for _, worker_id in workers.values()}) == 3
+            assert sink.holding.wait(DEADLINE), f"no worker sent {held}"
+            status, (sender,) = deliveries(shared)[held]
+            assert status == "RUNNING"
+            (host,) = [name for name, (_, id_) in workers.items() if id_ == sender]
+
+            workers[host][0].kill()
+            workers[host][0].wait(DEADLINE)
+            sink.release.set()
+            again, again_id = started_as(hosts[host], log)
+            running.append(again)
+            assert again_id == sender
+
+            wait_for_messages(sink, count + 1)
+            wait_for(
+                lambda: (
+                    {status for status, _ in deliveries(shared).values()}
+                    == {"SUCCESSFUL"}
+                ),
+                "every email to be sent",
+            )
+        finally:
+            for worker in running:
+                worker.send_signal(signal.SIGTERM)
+                worker.wait(DEADLINE)
+
+        expected = Counter(f"Message {n}" for n in range(1, count + 1))
+        assert Counter(sink.subjects()) == expected + Counter([held])
+        assert log.read_text().count("Requeued") == 1
+
+
+def test_one_worker_id_for_several_workers_is_refused():
+    result = subprocess.run(
+        [sys.executable, "-m", "tictactoe_site.serve"],
+        cwd=ROOT,
+        env={
+            "PATH": os.environ["PATH"],
+            "TASK_WORKERS": "2",
+            "TASK_WORKER_ID": "mail",
+        },
+        capture_output=True,
+        text=True,
+        timeout=DEADLINE,
+    )
+    assert (result.returncode, result.stderr) == (
+        1,
+        "TASK_WORKER_ID names one worker, but TASK_WORKERS=2: unset TASK_WORKER_ID "
+        "(each worker then has an id of its own).\n",
+    )

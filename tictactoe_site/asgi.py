@@ -1,7 +1,8 @@
 """The application every server process runs (see tictactoe_site.serve).
 
-Live-update streams (games.streams) are answered right here on the event loop;
-everything else is a Django page, run through Django's WSGI handler
+Live-update streams (games.streams) and the liveness probe (/livez,
+tictactoe_site.health) are answered right here on the event loop; everything
+else is a Django page, run through Django's WSGI handler
 (tictactoe_site.bridge): account pages in WEB_ACCOUNT_THREADS threads of their
 own, GET and HEAD pages on the event loop when every read is local
 (WEB_READS_ON_LOOP), every other page in a pool of WEB_THREADS page threads.
@@ -27,7 +28,7 @@ from django.conf import settings  # noqa: E402
 from games import private_dirs, streams  # noqa: E402  (needs the apps loaded)
 from games.live import hub  # noqa: E402
 
-from . import cpus  # noqa: E402
+from . import cpus, health  # noqa: E402
 from .bridge import WsgiBridge  # noqa: E402
 
 # The pages that may hash a password: sign-in, sign-up, password and email
@@ -50,8 +51,9 @@ logger = logging.getLogger(__name__)
 
 async def application(scope, receive, send):
     if scope["type"] == "http":
-        stream = streams.route(scope["path"])
-        if stream is not None:
+        if scope["path"] == LIVENESS_PATH:
+            await answer_liveness(scope, send)
+        elif (stream := streams.route(scope["path"])) is not None:
             await stream(scope, receive, send)
         else:
             await bridge(scope, receive, send)
@@ -59,6 +61,30 @@ async def application(scope, receive, send):
         await _lifespan(receive, send)
     elif scope["type"] == "websocket":
         await send({"type": "websocket.close", "code": 1008})
+
+
+LIVENESS_PATH = "/livez"
+NEVER_CACHE = b"max-age=0, no-cache, no-store, must-revalidate, private"
+
+
+async def answer_liveness(scope, send) -> None:
+    """/livez: this process serves. Answered on the loop, never queued behind
+    busy page threads (a liveness probe that timed out there would get a
+    working process restarted); the same answer as the page's
+    (tictactoe_site.health), for any Host header, without a session."""
+    if scope["method"] in health.METHODS:
+        status, body = 200, health.OK
+        headers = [(b"content-type", b"text/plain")]
+    else:
+        status, body = 405, b""
+        headers = [(b"allow", ", ".join(health.METHODS).encode())]
+    headers += [
+        (b"content-length", str(len(body)).encode()),
+        (b"cache-control", NEVER_CACHE),
+    ]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    sent = b"" if scope["method"] == "HEAD" else body
+    await send({"type": "http.response.body", "body": sent})
 
 
 async def _lifespan(receive, send):

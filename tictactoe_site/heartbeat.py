@@ -1,35 +1,81 @@
 """The task worker's bookkeeping (tictactoe_site.worker runs it).
 
 - `beat`, a task that queues itself again every `BEAT_EVERY`: its latest finish
-  is the worker's heartbeat in the database, which /healthz reads
+  is the worker's heartbeat in the database, which /workerz reads
   (`worker_silence`); it also prunes old results.
 - A worker killed in the middle of a task (kill -9, a crash, a power cut) leaves
   that task marked as running: `requeue_abandoned` puts it back in the queue when
-  a worker with the same id starts again, so a queued email is never lost.
+  a worker with the same id starts again, so a queued email is never lost; a
+  task whose worker never comes back goes back after `ABANDONED_AFTER`.
+- Each worker has an id of its own (`worker_id`), several per host included, so
+  a worker started again takes back only what it itself left running, never a
+  task a sibling is sending (which would send that email twice).
 """
 
+import fcntl
+import functools
+import hashlib
+import itertools
 import logging
+import os
 import socket
 from datetime import timedelta
+from pathlib import Path
 
+from django.conf import settings
 from django.db import transaction
 from django.db.models import Max
 from django.tasks import TaskResultStatus, task
 from django.tasks.signals import task_finished
 from django.utils import timezone
 
+from games import private_dirs
+
 from .env import env_str
 
 logger = logging.getLogger(__name__)
 
 BEAT_EVERY = timedelta(seconds=15)
-SILENT_AFTER = timedelta(minutes=1)  # /healthz answers 503 past this
+SILENT_AFTER = timedelta(minutes=1)  # /workerz answers 503 past this
 ABANDONED_AFTER = timedelta(minutes=15)  # far longer than any task runs
 KEEP_RESULTS = timedelta(days=1)
 
 
+@functools.cache
 def worker_id() -> str:
-    return env_str("TASK_WORKER_ID", socket.gethostname())[:64]
+    """TASK_WORKER_ID, else `<host name>-<place>-<slot>`: `place` tells apart
+    the hosts' DJANGO_CACHE_DIR (several hosts may share a machine, and a host
+    name), `slot` the workers of one host (`claim_slot`). At most 64 characters,
+    django-tasks-db's limit."""
+    if explicit := env_str("TASK_WORKER_ID"):
+        return explicit[:64]
+    cache_dir = Path(settings.CACHE_DIR).resolve()
+    place = hashlib.sha256(os.fsencode(cache_dir)).hexdigest()[:8]
+    suffix = f"-{place}-{claim_slot(cache_dir / 'workers')}"
+    return socket.gethostname()[: 64 - len(suffix)] + suffix
+
+
+# The lock file of this worker's slot, open (so locked) for the worker's life.
+_slot_lock = None
+
+
+def claim_slot(directory: Path) -> int:
+    """The lowest slot number no live worker holds: an exclusive flock on
+    `directory/<slot>.lock`, kept until the process ends. The kernel frees it
+    when the process dies however it dies (kill -9 included), so a worker
+    started again takes over the slot, and the id, of a worker that is dead,
+    never of one that runs."""
+    global _slot_lock
+    private_dirs.make(directory)
+    for slot in itertools.count():
+        lock = (directory / f"{slot}.lock").open("a")
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:  # a live worker holds it
+            lock.close()
+            continue
+        _slot_lock = lock
+        return slot
 
 
 def _results():
@@ -90,7 +136,9 @@ def worker_silence() -> str | None:
 
 @transaction.atomic
 def requeue_abandoned(worker: str) -> int:
-    """Back in the queue: tasks this worker id left running, or long-running ones."""
+    """Back in the queue: tasks this worker id left running (no other live worker
+    has its id), and tasks running for longer than `ABANDONED_AFTER`, far longer
+    than any task runs, whose worker is taken to be gone for good."""
     stale = timezone.now() - ABANDONED_AFTER
     abandoned = [
         result.pk
@@ -136,6 +184,7 @@ def prepare_worker() -> str:
         logger.warning(warning)
     task_finished.connect(log_failure)
     worker = worker_id()
+    logger.info("Task worker %s starting.", worker)
     requeued = requeue_abandoned(worker)
     if requeued:
         logger.warning("Requeued %d task(s) an earlier worker left running.", requeued)

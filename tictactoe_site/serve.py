@@ -162,6 +162,13 @@ def main() -> None:
     cfg = config()
     max_connections = env_int("WEB_MAX_CONNECTIONS", 10000, minimum=1)
     task_workers = env_int("TASK_WORKERS", 1, minimum=0)
+    if task_workers > 1 and env_str("TASK_WORKER_ID"):
+        # Under one id, a worker started again would requeue what its siblings
+        # are sending: each sibling's email could go twice.
+        raise ConfigurationError(
+            f"TASK_WORKER_ID names one worker, but TASK_WORKERS={task_workers}: "
+            "unset TASK_WORKER_ID (each worker then has an id of its own)."
+        )
     refuse_public_debug(cfg)
     warning = open_files_warning(raise_open_files_limit(), max_connections)
     if warning:

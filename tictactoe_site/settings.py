@@ -3,7 +3,9 @@
 See README.md ("Configuration") for every variable.
 """
 
+import ipaddress
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import dj_database_url
 from django.utils.csp import CSP
@@ -73,6 +75,9 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # The health probes, before anything reads the Host header, redirects to
+    # HTTPS or touches the session (tictactoe_site.health).
+    "tictactoe_site.health.answer_probes",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -111,11 +116,12 @@ ASGI_APPLICATION = "tictactoe_site.asgi.application"
 # Live updates between server processes on several hosts travel through Redis
 # pub/sub when this is set (redis://host:6379/0); otherwise through PostgreSQL's
 # LISTEN/NOTIFY, or on one host with SQLite through local sockets (games.live).
-# Off the host: a password and TLS (rediss://:password@host:6379/0); games.checks
-# warns at start-up without a password.
+# Redis carries only these notices, never a session. Off the host: a password
+# and TLS (rediss://:password@host:6379/0); games.checks warns at start-up
+# without them.
 REDIS_URL = env_str("REDIS_URL")
-# What the server processes of one host share as files: the session cache
-# (sessions/, without REDIS_URL) and the live-update sockets (live/, with SQLite).
+# What the server processes of one host share as files, with SQLite: the session
+# cache (sessions/) and the live-update sockets (live/, without REDIS_URL).
 # Private: games.checks refuses to start when another user could write there.
 CACHE_DIR = env_path("DJANGO_CACHE_DIR", BASE_DIR / ".cache")
 # Open live streams (games.streams) one user may hold in one server process.
@@ -149,8 +155,8 @@ elif DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     # WEB_ACCOUNT_THREADS, 6 by default): the server holds at most
     # WEB_CONCURRENCY x DJANGO_DB_POOL_MAX connections; keep that below
     # PostgreSQL's max_connections (100 by default) across all app hosts.
-    # DJANGO_DB_POOL=0 turns the pool off (e.g. behind PgBouncer); then
-    # DJANGO_CONN_MAX_AGE keeps connections open between requests instead.
+    # DJANGO_DB_POOL=0 turns the pool off; then DJANGO_CONN_MAX_AGE keeps
+    # connections open between requests instead.
     # Keep the options given in the URL (e.g. ?sslmode=require).
     DATABASES["default"].setdefault("OPTIONS", {}).setdefault(
         "connect_timeout", env_int("DJANGO_DB_CONNECT_TIMEOUT", 5, minimum=1)
@@ -169,10 +175,20 @@ elif DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
             "timeout": env_float("DJANGO_DB_POOL_TIMEOUT", 3.0, above=0),
         }
 
-# "pages": rendered game pages and lobbies, per process, keyed by what they show
-# (games.page_cache), so never stale and never shared between processes.
+_SQLITE = DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3"
+
 CACHES = {
-    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+    # allauth's limits count here (accounts, below): the database's cache table,
+    # so every process and host shares the counts.
+    "default": {
+        "BACKEND": "django.core.cache.backends.db.DatabaseCache",
+        "LOCATION": "accounts_rate_limits",
+        # Expired counts are dropped past this many rows: high enough that nobody
+        # can evict live counts by filling the table.
+        "OPTIONS": {"MAX_ENTRIES": 100_000},
+    },
+    # "pages": rendered game pages and lobbies, per process, keyed by what they
+    # show (games.page_cache), so never stale and never shared between processes.
     "pages": {
         "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
         "LOCATION": "pages",
@@ -186,29 +202,28 @@ CACHES = {
         "LOCATION": "seen",
         "OPTIONS": {"MAX_ENTRIES": 100_000},
     },
-    # Sessions are read from here, so a request costs no session query, and
-    # written through to the database (cached_db below). Every server process
-    # reads the same entries: logging out, or a password change, ends a session
-    # in all of them at once. One host: a private directory of files; several
-    # hosts share Redis (REDIS_URL), as they do for live updates.
-    "sessions": (
-        {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
-            "LOCATION": REDIS_URL,
-            "KEY_PREFIX": "sessions",
-        }
-        if REDIS_URL
-        else {
-            "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
-            "LOCATION": CACHE_DIR / "sessions",
-            # Each entry lives as long as its session; past this many files a
-            # third are dropped (they are reloaded from the database when used).
-            "OPTIONS": {"MAX_ENTRIES": 100_000},
-        }
-    ),
 }
-SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
-SESSION_CACHE_ALIAS = "sessions"
+# Sessions: the database is the truth, so a session ended on one host (logout,
+# password change or reset, closing, deactivation) is refused by every host on
+# its next request, whatever else is configured.
+if _SQLITE:
+    # One host by construction: sessions are read from a cache every server
+    # process of the host shares, a private directory of files, so a request
+    # costs no session query, and written through to the database (cached_db).
+    # Logging out, or a password change, ends a session in all of them at once.
+    CACHES["sessions"] = {
+        "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
+        "LOCATION": CACHE_DIR / "sessions",
+        # Each entry lives as long as its session; past this many files a third
+        # are dropped (they are reloaded from the database when used).
+        "OPTIONS": {"MAX_ENTRIES": 100_000},
+    }
+    SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
+    SESSION_CACHE_ALIAS = "sessions"
+else:
+    # Possibly several hosts: every request reads its session from the database
+    # (one small query), never from a copy one host keeps.
+    SESSION_ENGINE = "django.contrib.sessions.backends.db"
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -258,9 +273,8 @@ MESSAGE_STORAGE = "django.contrib.messages.storage.cookie.CookieStorage"
 
 # Security headers. HTTPS-only settings are opt-in so that `make run` works over
 # plain HTTP; README's "Deploying" section lists what to set in production.
+# The health probes answer plain HTTP before this (tictactoe_site.health).
 SECURE_SSL_REDIRECT = env_bool("DJANGO_SECURE_SSL_REDIRECT")
-# Load balancers probe the health check over plain HTTP.
-SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
 SESSION_COOKIE_SECURE = env_bool("DJANGO_SECURE_COOKIES")
 CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
 SESSION_COOKIE_HTTPONLY = True
@@ -295,11 +309,14 @@ LOGGING = {
     "formatters": {
         "plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"},
     },
+    "filters": {"not_a_probe": {"()": "tictactoe_site.probes.NotAProbe"}},
     "handlers": {
         "console": {"class": "logging.StreamHandler", "formatter": "plain"},
     },
     "root": {"handlers": ["console"], "level": "WARNING"},
     "loggers": {
+        # A probe's 503 is logged once, as a warning, by tictactoe_site.health.
+        "django.request": {"filters": ["not_a_probe"]},
         "games": {
             "handlers": ["console"],
             "level": env_choice(
@@ -369,8 +386,8 @@ ACCOUNT_SESSION_REMEMBER = True
 # and confirmation mails: at most PASSWORD_RESET_LIMIT per email address and per
 # client address in the same time. Client addresses: accounts.client; IPv6 counts
 # per /64. 0 turns a limit off. The counts live in the database's cache table
-# (below): every process and host shares them, and a lock row makes each count
-# atomic.
+# (CACHES["default"], above): every process and host shares them, and a lock row
+# makes each count atomic.
 LOGIN_FAILURE_LIMIT = env_int("DJANGO_LOGIN_FAILURE_LIMIT", 5, minimum=0)
 LOGIN_COOLOFF_MINUTES = env_int("DJANGO_LOGIN_COOLOFF_MINUTES", 15, minimum=1)
 PASSWORD_RESET_LIMIT = env_int("DJANGO_PASSWORD_RESET_LIMIT", 5, minimum=0)
@@ -389,13 +406,6 @@ ACCOUNT_RATE_LIMITS = {
     "confirm_email": _per_key_and_ip(PASSWORD_RESET_LIMIT),
 }
 ALLAUTH_RATE_LIMIT_IPV6_PREFIX = 64
-CACHES["default"] = {
-    "BACKEND": "django.core.cache.backends.db.DatabaseCache",
-    "LOCATION": "accounts_rate_limits",
-    # Expired counts are dropped past this many rows: high enough that nobody
-    # can evict live counts by filling the table.
-    "OPTIONS": {"MAX_ENTRIES": 100_000},
-}
 # -- end of accounts ------------------------------------------------------------
 
 
@@ -436,8 +446,43 @@ PASSWORD_RESET_TIMEOUT = env_int("DJANGO_PASSWORD_RESET_TIMEOUT", 3600, minimum=
 # opted-in player this many seconds, at most once per GAMES_TURN_EMAIL_EVERY.
 GAMES_TURN_EMAIL_AFTER = env_int("GAMES_TURN_EMAIL_AFTER", 3600, minimum=1)
 GAMES_TURN_EMAIL_EVERY = env_int("GAMES_TURN_EMAIL_EVERY", 86400, minimum=1)
+
+
+def _on_this_machine(host: str) -> bool:
+    """localhost or a loopback address, as a URL or ALLOWED_HOSTS names it (no
+    name is resolved: any other name counts as another machine; "*" too)."""
+    host = host.strip("[]").lstrip(".")
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
 # The site's address as players reach it: the links in emails start with it.
-SITE_URL = env_str("DJANGO_SITE_URL", "http://127.0.0.1:8000").rstrip("/")
+# Production must say it: this machine's own address reaches no player.
+SITE_URL = env_str("DJANGO_SITE_URL")
+if not SITE_URL and not DEBUG:
+    raise ConfigurationError(
+        "DJANGO_SITE_URL is not set: set it to the site's address as players "
+        "reach it, e.g. https://ttt.example.com (links in emails start with it)."
+    )
+SITE_URL = SITE_URL or "http://127.0.0.1:8000"
+_site = urlsplit(SITE_URL)
+if _site.scheme not in ("http", "https") or not _site.hostname:
+    raise ConfigurationError(
+        "DJANGO_SITE_URL must be an http:// or https:// address such as "
+        f"https://ttt.example.com, not {SITE_URL!r}."
+    )
+SITE_URL = SITE_URL.rstrip("/")
+_public_hosts = [host for host in ALLOWED_HOSTS if not _on_this_machine(host)]
+if not DEBUG and _on_this_machine(_site.hostname) and _public_hosts:
+    raise ConfigurationError(
+        f"DJANGO_SITE_URL names this machine ({SITE_URL}) while "
+        f"DJANGO_ALLOWED_HOSTS names {_public_hosts[0]}: set it to the site's "
+        "address as players reach it (links in emails start with it)."
+    )
 
 # Background work (email): Django's tasks framework, the database as the queue
 # (django-tasks-db), run by `python -m tictactoe_site.worker`.
@@ -449,14 +494,11 @@ WEB_THREADS = env_int("WEB_THREADS", 4, minimum=1)
 # GET and HEAD pages run on the event loop itself, saving each the hand-offs to
 # a thread, where every read is local: a SQLite file and the session cache in
 # CACHE_DIR. Turn it off when the SQLite file lives on a network file system.
-_LOCAL_READS = (
-    DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3" and not REDIS_URL
-)
-WEB_READS_ON_LOOP = env_bool("WEB_READS_ON_LOOP", default=_LOCAL_READS)
-if WEB_READS_ON_LOOP and not _LOCAL_READS:
+WEB_READS_ON_LOOP = env_bool("WEB_READS_ON_LOOP", default=_SQLITE)
+if WEB_READS_ON_LOOP and not _SQLITE:
     raise ConfigurationError(
-        "WEB_READS_ON_LOOP needs every read to be local: a SQLite database and no "
-        "REDIS_URL (reads from another machine would hold up the live streams)."
+        "WEB_READS_ON_LOOP needs every read to be local: a SQLite database (reads "
+        "from another machine would hold up the live streams)."
     )
 # Threads for the account pages, which hash passwords, at a lower CPU priority.
 WEB_ACCOUNT_THREADS = env_int("WEB_ACCOUNT_THREADS", 2, minimum=1)

@@ -1,10 +1,9 @@
 from django.contrib import admin
 from django.urls import include, path
 
-from .health import healthz
-
+# The health probes (/livez, /readyz, /healthz, /workerz) are answered by the
+# first middleware, tictactoe_site.health, before any of these.
 urlpatterns = [
-    path("healthz", healthz, name="healthz"),
     path("admin/", admin.site.urls),
     path("accounts/", include("accounts.urls")),
     path("", include("games.urls")),

@@ -4,13 +4,15 @@
 (tictactoe_site.serve, TASK_WORKERS); under a process manager, run it as its own
 service. It is django-tasks-db's `db_worker` (Django's tasks framework with the
 database as the queue, so SQLite and PostgreSQL need nothing else), started
-after putting back in the queue what an earlier run of the same worker id
-(TASK_WORKER_ID, by default the host name: one worker per host) left running,
-and with the heartbeat going (tictactoe_site.heartbeat).
+after putting back in the queue what an earlier run of the same worker id left
+running, and with the heartbeat going (tictactoe_site.heartbeat). The id is
+TASK_WORKER_ID, or by default one of its own for each worker of each host,
+taken over by the next worker only once this one has died
+(tictactoe_site.heartbeat.worker_id).
 
 A worker the server started (PARENT_PID set) stops as SIGTERM would stop it
 once that server is gone, when it was killed before it could stop the worker:
-otherwise the worker would run on beside the next server's, under the same id.
+otherwise the worker would run on beside the next server's.
 """
 
 import os

@@ -78,8 +78,10 @@ class Browser:
     def post(self, path: str, fields: dict | None = None) -> Response:
         return self.request("POST", path, fields)
 
-    def health(self) -> int | None:
+    def readiness(self) -> int | None:
+        """/readyz's status: 200 once the server can serve pages; None while
+        nothing listens yet."""
         try:
-            return self.get("/healthz").status
+            return self.get("/readyz").status
         except OSError:
             return None

@@ -34,6 +34,7 @@ PRODUCTION_ENV = {
     "DJANGO_SECRET_KEY": "x7Qp2-production-like-secret-for-tests-only-9fK3vLm8Zr4Tt",
     "DJANGO_ALLOWED_HOSTS": "ttt.example.com",
     "DJANGO_CSRF_TRUSTED_ORIGINS": "https://ttt.example.com",
+    "DJANGO_SITE_URL": "https://ttt.example.com",
     "DJANGO_SECURE_COOKIES": "1",
     "DJANGO_SECURE_SSL_REDIRECT": "1",
     # The tests play the TLS-terminating proxy (X-Forwarded-Proto: https).
@@ -139,7 +140,8 @@ class ServedApp:
         self.started_at_log_size = 0
 
     def start(self) -> None:
-        """Start the server and wait (bounded) until /healthz answers 200."""
+        """Start the server and wait (bounded) until it is ready (/readyz 200:
+        its database answers, its live listener is connected)."""
         log = self.log_path.open("a")
         self.process = subprocess.Popen(
             ["make", "--no-print-directory", f"PYTHON={sys.executable}", "serve"],
@@ -155,7 +157,7 @@ class ServedApp:
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
                 raise RuntimeError(f"make serve exited:\n{self.log()}")
-            if self.browser().health() == 200:
+            if self.browser().readiness() == 200:
                 self.started_at_log_size = len(self.log())
                 return
             time.sleep(0.2)  # polling for the server to boot, not for a race
@@ -181,9 +183,9 @@ class ServedApp:
 
     def answered(self) -> Counter:
         """How many answers of each status the access log records since the
-        server answered its start-up health probe (the probes before it may be
-        503s: the task worker had not beaten yet). The log is off unless the
-        test sets WEB_ACCESS_LOG=1 in `env`."""
+        server answered its start-up readiness probe (the probes before it may
+        be 503s: the live listener had not connected yet). The log is off unless
+        the test sets WEB_ACCESS_LOG=1 in `env`."""
         since_start = self.log()[self.started_at_log_size :]
         return Counter(int(status) for status in ACCESS_LINE.findall(since_start))
 

@@ -1,0 +1,71 @@
+"""`manage.py migrate` under a lock on the database: Django's own command, which
+this one (an app's command of the same name wins) runs once the lock is held.
+
+Hosts that start together on one database (`make serve` migrates at each start)
+would otherwise each read "nothing applied" and create the same tables at once:
+all but one fail (PostgreSQL: UniqueViolation on pg_type_typname_nsp_index). With
+the lock, the others wait, then read that everything is applied and do nothing.
+
+- PostgreSQL: a session-level advisory lock, taken on a connection of its own
+  opened with the database's parameters (Django's connection, pooled or not, is
+  left as it is); the server frees it when that connection ends, even when the
+  process is killed.
+- SQLite: an exclusive flock on `<database file>.migrate-lock`, freed by the
+  kernel when the process ends. An in-memory database has nothing to share.
+"""
+
+import contextlib
+import fcntl
+import logging
+from pathlib import Path
+
+from django.core.management.commands import migrate
+from django.db import connections
+
+logger = logging.getLogger("games.migrate")
+
+# The advisory lock's key: any fixed 64-bit number no other code of this
+# database locks ("tictacto" in ASCII).
+LOCK_KEY = 0x7469637461637461
+WAITING = "Another migrate holds the migration lock: waiting for it to finish."
+
+
+@contextlib.contextmanager
+def postgresql_lock(connection):
+    params = connection.get_connection_params()
+    # The lock goes with the connection, closed at the end of the block.
+    with connection.Database.connect(**params, autocommit=True) as own:
+        (taken,) = own.execute("SELECT pg_try_advisory_lock(%s)", [LOCK_KEY]).fetchone()
+        if not taken:
+            logger.info(WAITING)
+            own.execute("SELECT pg_advisory_lock(%s)", [LOCK_KEY])
+        yield
+
+
+@contextlib.contextmanager
+def sqlite_lock(connection):
+    if connection.is_in_memory_db():
+        yield
+        return
+    path = Path(str(connection.settings_dict["NAME"]) + ".migrate-lock")
+    with path.open("a") as lock:  # the lock goes when the file closes
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            logger.info(WAITING)
+            fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
+def migration_lock(connection):
+    if connection.vendor == "postgresql":
+        return postgresql_lock(connection)
+    if connection.vendor == "sqlite":
+        return sqlite_lock(connection)
+    return contextlib.nullcontext()
+
+
+class Command(migrate.Command):
+    def handle(self, *args, **options):
+        with migration_lock(connections[options["database"]]):
+            return super().handle(*args, **options)

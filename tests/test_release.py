@@ -1,0 +1,231 @@
+"""A release is one step and migrations never race: every `manage.py migrate`
+(`make release`, `make serve`) takes a lock on the database first, so hosts that
+start together on a fresh database migrate it once and all serve; production
+targets install the runtime dependencies only.
+
+Migrations run for real in subprocesses on a fresh database of the pass's engine
+(tests/support/served.py)."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+import tomllib
+from pathlib import Path
+
+import psycopg
+import pytest
+from django.db.migrations.loader import MigrationLoader
+
+from .support.served import (
+    PRODUCTION_ENV,
+    ROOT,
+    ServedApp,
+    fresh_database,
+    on_postgresql,
+)
+
+DEADLINE = 120  # seconds: generous for a loaded machine; the waits end on events
+WAITING = "Another migrate holds the migration lock: waiting for it to finish."
+
+
+def migrate_env(database_url: str, tmp_path: Path) -> dict[str, str]:
+    return {
+        "PATH": os.environ["PATH"],
+        "HOME": str(tmp_path),
+        **PRODUCTION_ENV,
+        "DJANGO_DEBUG": "0",
+        "DATABASE_URL": database_url,
+        "DJANGO_CACHE_DIR": str(tmp_path / "cache"),
+    }
+
+
+def start_migrate(env: dict[str, str]) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "manage.py", "migrate", "--noinput"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        text=True,
+    )
+
+
+def applied(database_url: str) -> list[tuple[str, str]]:
+    """Every row of django_migrations, as (app, name), duplicates kept."""
+    if database_url.startswith("sqlite:///"):
+        import sqlite3
+
+        with sqlite3.connect(database_url.removeprefix("sqlite:///")) as connection:
+            rows = connection.execute("SELECT app, name FROM django_migrations")
+            return sorted(rows.fetchall())
+    with psycopg.connect(database_url) as connection:
+        rows = connection.execute("SELECT app, name FROM django_migrations")
+        return sorted(rows.fetchall())
+
+
+def on_disk() -> list[tuple[str, str]]:
+    """Every migration of every installed app, as the files define them."""
+    return sorted(MigrationLoader(None, ignore_no_migrations=True).disk_migrations)
+
+
+def test_two_migrates_at_once_on_a_fresh_database_migrate_it_once(tmp_path):
+    with fresh_database(tmp_path, "release_race") as database_url:
+        env = migrate_env(database_url, tmp_path)
+        first, second = start_migrate(env), start_migrate(env)
+        outcomes = [
+            (*process.communicate(timeout=DEADLINE), process.returncode)
+            for process in (first, second)
+        ]
+        assert [code for _, _, code in outcomes] == [0, 0], outcomes
+        assert applied(database_url) == on_disk()
+
+
+def hold_lock(database_url: str):
+    """Take the migration lock as another migrate would hold it; returns a
+    function that releases it."""
+    if database_url.startswith("sqlite:///"):
+        import fcntl
+
+        path = Path(database_url.removeprefix("sqlite:///") + ".migrate-lock")
+        lock = path.open("a")
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return lock.close
+    from games.management.commands.migrate import LOCK_KEY
+
+    connection = psycopg.connect(database_url, autocommit=True)
+    connection.execute("SELECT pg_advisory_lock(%s)", [LOCK_KEY])
+    return connection.close
+
+
+def test_a_migrate_waits_for_the_one_holding_the_lock_and_says_so(tmp_path):
+    with fresh_database(tmp_path, "release_wait") as database_url:
+        if not on_postgresql():
+            Path(database_url.removeprefix("sqlite:///")).touch()
+        release = hold_lock(database_url)
+        env = migrate_env(database_url, tmp_path) | {"GAMES_LOG_LEVEL": "INFO"}
+        waiting = start_migrate(env)
+        try:
+            line = waiting.stderr.readline()  # blocks until the command logs
+            assert line.rstrip().endswith(f"INFO games.migrate {WAITING}")
+            assert waiting.poll() is None
+            with pytest.raises(Exception, match="django_migrations"):
+                applied(database_url)  # it has not begun: not even the table
+        finally:
+            release()
+        assert waiting.wait(DEADLINE) == 0
+        assert applied(database_url) == on_disk()
+
+
+def test_hosts_started_together_on_a_fresh_database_all_serve(tmp_path):
+    """Two `make serve` (as two hosts: each its own cache and static files) at
+    the same moment on one fresh database: each migrates under the lock, both
+    serve."""
+    with fresh_database(tmp_path, "release_serve") as database_url:
+        apps = []
+        for host in ("a", "b"):
+            (tmp_path / host).mkdir()
+            apps.append(
+                ServedApp(database_url=database_url, tmp_dir=tmp_path / host, workers=1)
+            )
+        together = threading.Barrier(len(apps))
+        failures: list[str] = []
+
+        def start(app: ServedApp) -> None:
+            together.wait()
+            try:
+                app.start()
+            except RuntimeError as error:
+                failures.append(str(error))
+
+        threads = [threading.Thread(target=start, args=(app,)) for app in apps]
+        try:
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+            assert failures == []
+            assert [app.browser().get("/healthz").status for app in apps] == [200, 200]
+        finally:
+            for app in apps:
+                app.stop()
+        assert applied(database_url) == on_disk()
+
+
+# A stand-in for the checkout's .venv/bin/python: it logs each call's arguments
+# (one JSON list a line) and runs only the Makefile's own `-c` snippets for real.
+LOG_ARGUMENTS = "import json, sys; print(json.dumps(sys.argv[1:]))"
+STAND_IN = f"""#!/bin/sh
+{sys.executable} -c '{LOG_ARGUMENTS}' "$@" >> "$RUNS_LOG"
+[ "$1" = -c ] && exec {sys.executable} "$@"
+exit 0
+"""
+PIP = ["-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
+
+
+@pytest.fixture
+def checkout(tmp_path) -> Path:
+    """The Makefile and the dependency files, a stand-in Python, nothing installed."""
+    for name in ("Makefile", "pyproject.toml", "requirements.lock"):
+        shutil.copy2(ROOT / name, tmp_path / name)
+    python = tmp_path / ".venv" / "bin" / "python"
+    python.parent.mkdir(parents=True)
+    python.write_text(STAND_IN)
+    python.chmod(0o755)
+    return tmp_path
+
+
+def make(checkout: Path, target: str, **env: str) -> list[list[str]]:
+    """`make target` in `checkout`; each call of the stand-in, `-c` ones left out."""
+    log = checkout / "runs.log"
+    log.unlink(missing_ok=True)
+    done = subprocess.run(
+        ["make", "--no-print-directory", target],
+        cwd=checkout,
+        env={"PATH": os.environ["PATH"], "HOME": str(checkout), "RUNS_LOG": str(log)}
+        | env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 0, done.stderr
+    calls = [json.loads(line) for line in log.read_text().splitlines()]
+    return [call for call in calls if call[0] != "-c"]
+
+
+def pyproject_dependencies() -> tuple[list[str], list[str]]:
+    """pyproject.toml's runtime dependencies and its `dev` extras."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    return project["dependencies"], project["optional-dependencies"]["dev"]
+
+
+def name(requirement: str) -> str:
+    return requirement.split("==")[0]
+
+
+def test_a_release_installs_the_runtime_dependencies_only_then_migrates(checkout):
+    runtime, dev = pyproject_dependencies()
+    test_tools = {"pytest", "playwright", "gunicorn"}
+    assert test_tools <= {name(requirement) for requirement in dev}
+    assert not test_tools & {name(requirement) for requirement in runtime}
+    key = {"DJANGO_SECRET_KEY": "a-test-key"}
+
+    assert make(checkout, "release", **key) == [
+        [*PIP, "-c", "requirements.lock", *runtime],
+        ["manage.py", "migrate", "--noinput"],
+        ["manage.py", "collectstatic", "--noinput", "--verbosity", "0"],
+    ]
+    # Installed once: the next release and `make serve` only migrate.
+    assert make(checkout, "serve", **key) == [
+        ["manage.py", "migrate", "--noinput"],
+        ["manage.py", "collectstatic", "--noinput", "--verbosity", "0"],
+        ["-m", "tictactoe_site.serve"],
+    ]
+    # Development targets install everything, test tools included.
+    assert make(checkout, "install") == [
+        [*PIP, "-c", "requirements.lock", *runtime, *dev]
+    ]
