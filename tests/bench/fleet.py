@@ -31,6 +31,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Collection
 from pathlib import Path
 
 import psycopg
@@ -53,7 +54,7 @@ STREAMS_PER_GAME = 30
 OPENING_AT_ONCE = 200  # stream handshakes in flight while opening them
 
 
-def cpu_seconds(session_ids: set[int] = frozenset(), parent: int = 0) -> float:
+def cpu_seconds(session_ids: Collection[int] = (), parent: int = 0) -> float:
     """utime + stime, from /proc, of every process in one of `session_ids` (a
     host is one session: make and all it started), or of `parent` and its
     children (nginx and its workers)."""
