@@ -128,10 +128,12 @@ test-postgres: install $(if $(NPM),$(NODE_STAMP)) ## the whole suite on PostgreS
 	DATABASE_URL="$(TEST_POSTGRES_URL)" $(PY) -m pytest --junitxml=$(TEST_REPORTS)/postgresql.xml
 
 # Load comes from wrk (Debian package); installed here when apt-get can.
-bench: install ## benchmark every page against Django's floor (needs wrk; BENCH_ARGS)
-	@command -v wrk >/dev/null || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && \
-	  apt-get install -y -qq wrk >/dev/null; } || \
-	  { echo "make bench needs wrk: sudo apt-get install wrk" >&2; exit 1; }
+# The fleet section (PostgreSQL) runs nginx and its own redis-server.
+bench: install ## benchmark every page against Django's floor, then the fleet (needs wrk, nginx, redis-server; BENCH_ARGS)
+	@[ -x /usr/bin/wrk ] && [ -x /usr/sbin/nginx ] && [ -x /usr/bin/redis-server ] || \
+	  { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && \
+	  apt-get install -y -qq wrk nginx redis-server >/dev/null; } || \
+	  { echo "make bench needs wrk, nginx and redis-server: sudo apt-get install wrk nginx redis-server" >&2; exit 1; }
 	$(PY) -m tests.bench.run $(BENCH_ARGS)
 
 # The game page under each candidate server (tests/bench/servers.py).

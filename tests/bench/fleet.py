@@ -234,7 +234,32 @@ def main(argv: list[str] | None = None) -> None:
         shutil.rmtree(directory, ignore_errors=True)
     RESULTS.parent.mkdir(exist_ok=True)
     RESULTS.write_text(json.dumps(results, indent=2))
+    print_table(results, args.streams)
     print(f"wrote {RESULTS.relative_to(ROOT)}")
+
+
+def print_table(results: dict, streams: int) -> None:
+    """The section as the README's benchmark table shows it."""
+    print("\nfleet  (3 hosts behind nginx, PostgreSQL + Redis)")
+    print(f"{'game page':<24}{'req/s':>7}{'host cpu ms':>13}{'nginx cpu ms':>14}")
+    print("-" * 58)
+    for name, figures in results["pages"].items():
+        nginx = figures["nginx_cpu_ms_per_page"] if "nginx" in name else "-"
+        print(
+            f"{name:<24}{figures['rps']:>7}"
+            f"{figures['hosts_cpu_ms_per_page']:>13}{nginx:>14}"
+        )
+    events, kill = results["events"], results["kill"]
+    print(
+        f"events, 3 x {streams} streams: {events['samples']} samples, "
+        f"{events['missed']} missed, p50 {events['p50_ms']} ms, "
+        f"p95 {events['p95_ms']} ms, max {events['max_ms']} ms"
+    )
+    print(
+        f"kill -9 of one host: {kill['streams_moved']} streams moved, every stream "
+        f"on a live host in {kill['all_on_live_hosts_s']} s, caught up in "
+        f"{kill['all_caught_up_s']} s"
+    )
 
 
 if __name__ == "__main__":

@@ -8,11 +8,14 @@ request, each as a ratio to the floor, the move POST's requests/s also as a
 ratio to the textbook move (a peer's move view, served beside the floor), the
 large/small latency ratio and SQL queries per request. Then the stall section
 (tests/bench/stall.py): live events and pages while logins hash passwords and
-resets wait on a silent mail relay. Results also go to bench-results.json.
+resets wait on a silent mail relay. Then, with PostgreSQL, the fleet section
+(tests/bench/fleet.py): three hosts behind nginx. Results also go to
+bench-results.json.
 
     python -m tests.bench.run [--duration 10] [--rounds 2] [--databases sqlite,postgres]
-                              [--stall-duration 20] [--no-stall]
+                              [--stall-duration 20] [--no-stall] [--no-fleet]
     python -m tests.bench.run --stall-only [options of tests/bench/stall.py]
+    python -m tests.bench.run --fleet [options of tests/bench/fleet.py]
     python -m tests.bench.run --live-scale [options of tests/bench/live_scale.py]
 """
 
@@ -795,6 +798,11 @@ def main() -> None:
 
         live_scale.main(sys.argv[sys.argv.index("--live-scale") + 1 :])
         return
+    if "--fleet" in sys.argv:  # the fleet section alone; its options follow
+        from tests.bench import fleet
+
+        fleet.main(sys.argv[sys.argv.index("--fleet") + 1 :])
+        return
     if "--stall-only" in sys.argv:  # the stall section alone; its options follow
         from tests.bench import stall
 
@@ -811,6 +819,9 @@ def main() -> None:
     )
     parser.add_argument(
         "--no-stall", action="store_true", help="skip the stall section"
+    )
+    parser.add_argument(
+        "--no-fleet", action="store_true", help="skip the fleet section (PostgreSQL)"
     )
     args = parser.parse_args()
     if args.duration < 10:
@@ -863,6 +874,11 @@ def main() -> None:
         stall.run_section(
             wanted, args.stall_duration, ROOT, PORT + stall.PORT_OFFSET, args.keep
         )
+    if "postgres" in wanted and not args.no_fleet:
+        from tests.bench import fleet
+
+        print(flush=True)
+        fleet.main([])
     print(f"\nwrote {RESULTS.name}; took {time.monotonic() - started:.0f} s")
 
 
