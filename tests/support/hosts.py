@@ -2,8 +2,8 @@
 the live-update tests: `serving(backend, count)` starts them (python -m
 tictactoe_site.serve with the tests' settings, one worker process each unless
 WEB_CONCURRENCY says otherwise), `games` makes users, sessions and games through
-the services, `play` POSTs a move as the browser's form would and `Watcher`
-reads one stream in a thread.
+the services, `get` reads a page, `play` POSTs a move as the browser's form
+would and `Watcher` reads one stream in a thread.
 
 The `backend` fixture (registered in tests/conftest.py) gives what the processes
 share: a SQLite file (news by local sockets), a PostgreSQL database
@@ -260,6 +260,16 @@ def games(backend: dict, count: int) -> tuple[dict, dict[int, int]]:
     output = manage(backend, "shell", "-c", GAMES_SCRIPT.replace("COUNT", str(count)))
     made = json.loads(output.strip().splitlines()[-1])
     return made["sessions"], {int(k): v for k, v in made["games"].items()}
+
+
+def get(port: int, path: str, session: str) -> int:
+    """A page GET with the session, as the browser would; returns the status."""
+    connection = HTTPConnection("127.0.0.1", port, timeout=BOUND)
+    try:
+        connection.request("GET", path, headers={"Cookie": f"sessionid={session}"})
+        return connection.getresponse().status
+    finally:
+        connection.close()
 
 
 def post_form(port: int, path: str, session: str, fields: dict) -> int:
