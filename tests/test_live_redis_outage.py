@@ -8,19 +8,34 @@ answers 200 and every move 302 (sessions live in the database; the news of a
 move waits), each process logs exactly one line when Redis goes and one when it
 is back, and no traceback. Redis started again on the same port: every stream
 reaches its game's latest version within 5 s of its return.
+
+And in this process, the publisher alone: a Redis that stops answering (SIGSTOP:
+it still accepts connections, as a host gone silent does) holds up one publish
+for its timeout, not every one; the news kept meanwhile is sent, one message of
+the latest of each, when it answers again.
 """
 
+import logging
 import re
+import signal
 import time
 
 import pytest
+import redis
+
+from games.live import (
+    REDIS_TIMEOUT_SECONDS,
+    AccountChanged,
+    Change,
+    RedisPublisher,
+    decode,
+)
 
 from .support import hosts
+from .support.asgi import BOUND
 from .support.hosts import Watcher
 from .support.private_redis import PrivateRedis
 from .support.served import ACCESS_LINE
-
-pytestmark = pytest.mark.postgresql_only
 
 OUTAGE_SECONDS = 10.0
 CATCH_UP_SECONDS = 5.0
@@ -40,6 +55,7 @@ def redis_server():
         server.kill()
 
 
+@pytest.mark.postgresql_only
 @pytest.mark.parametrize("backend", ["postgresql"], indirect=True)
 def test_play_goes_on_while_redis_is_away_and_every_stream_catches_up(
     backend, redis_server, tmp_path
@@ -104,3 +120,62 @@ def test_play_goes_on_while_redis_is_away_and_every_stream_catches_up(
         statuses = {int(status) for status in ACCESS_LINE.findall(output)}
         assert statuses, output  # the access log was on
         assert max(statuses) < 500, output
+
+
+def test_a_silent_redis_holds_up_one_publish_and_gets_the_news_when_it_answers(
+    redis_server, caplog
+):
+    channel = "tictactoe:publisher-test:live"
+    listener = redis.Redis.from_url(redis_server.url).pubsub()
+    listener.subscribe(channel)
+    assert listener.get_message(timeout=BOUND)["type"] == "subscribe"
+    publisher = RedisPublisher(redis_server.url, channel)
+    publisher.publish(Change(1, 1, (7,)))
+    assert decode(listener.get_message(timeout=BOUND)["data"]) == [Change(1, 1, (7,))]
+
+    service = f"Redis at 127.0.0.1:{redis_server.port}"
+    caplog.set_level(logging.WARNING, logger="games.live")
+    redis_server.process.send_signal(signal.SIGSTOP)
+    try:
+        started = time.monotonic()
+        publisher.publish(Change(1, 2, (7,)))
+        first = time.monotonic() - started
+        started = time.monotonic()
+        for version in range(3, 23):
+            publisher.publish(Change(1, version, (7,)))
+        publisher.publish(AccountChanged(7))
+        rest = time.monotonic() - started
+    finally:
+        redis_server.process.send_signal(signal.SIGCONT)
+    assert REDIS_TIMEOUT_SECONDS <= first < REDIS_TIMEOUT_SECONDS + 1
+    assert rest < 0.25  # 21 publishes kept, none waiting on Redis
+
+    # Redis answers again: the kept news arrives as one message (and the
+    # publishes that timed out may arrive late, as Redis reads them).
+    news = []
+    deadline = time.monotonic() + BOUND
+    while [Change(1, 22, (7,)), AccountChanged(7)] not in news:
+        assert time.monotonic() < deadline, news
+        message = listener.get_message(timeout=0.1)
+        if message is not None:
+            news.append(decode(message["data"]))
+    versions = {item.version for items in news for item in items if item.key == 1}
+    assert versions <= {2, 22}, news  # coalesced: nothing in between
+    wait_for(lambda: not publisher.outage.down, "the publisher to see Redis back")
+    logged = [(r.levelname, r.getMessage()) for r in caplog.records]
+    assert [level for level, _ in logged] == ["WARNING", "WARNING"], logged
+    gone, back = (message for _, message in logged)
+    assert re.fullmatch(
+        rf"live updates: {re.escape(service)} unreachable \(TimeoutError: [^\n]+\); "
+        "streams catch up when it is back",
+        gone,
+    ), gone
+    assert back == f"live updates: {service} is back"
+    listener.close()
+
+
+def wait_for(condition, what: str) -> None:
+    deadline = time.monotonic() + BOUND
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.05)  # polling a condition under a deadline
