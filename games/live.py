@@ -34,7 +34,7 @@ up from `Last-Event-ID`). Only a sender that dies with a backlog loses news.
 
 Redis or PostgreSQL may go away. Each process then logs one line when a service
 goes and one when it is back (`Outage`), not one per request or retry; its
-listener tries again every second at most; a move made meanwhile stands, and
+listener tries again at least once a second; a move made meanwhile stands, and
 the publisher keeps its news for later (`RedisPublisher`) without holding up
 the request. When the service is back every listener resyncs, so every stream
 catches up about a second later.
