@@ -10,6 +10,9 @@ Between processes the news travels through Redis pub/sub when REDIS_URL is set
 (several hosts, any database), else through PostgreSQL's LISTEN/NOTIFY. Both
 servers queue the news for a busy listener (it reads late, never loses it), and
 a listener that lost its connection resyncs from the database once it is back.
+The Redis channel is named after a token stored in the database (SiteIdentity),
+so every host that shares the database shares the channel, however it spells
+DATABASE_URL.
 With a SQLite file (all processes on one host) it travels as datagrams to a Unix
 socket per process, in a directory named after the database file inside the
 private cache directory (settings.CACHE_DIR/live/, games.private_dirs); with an
@@ -28,6 +31,13 @@ matters, so the backlog is bounded by the number of games that changed), and a
 retry thread sends it, many changes per datagram, until the receiver takes it or
 its socket is gone (the process ended: its streams reconnect elsewhere and catch
 up from `Last-Event-ID`). Only a sender that dies with a backlog loses news.
+
+Redis or PostgreSQL may go away. Each process then logs one line when a service
+goes and one when it is back (`Outage`), not one per request or retry; its
+listener tries again at least once a second; a move made meanwhile stands, and
+the publisher keeps its news for later (`RedisPublisher`) without holding up
+the request. When the service is back every listener resyncs, so every stream
+catches up about a second later.
 """
 
 import asyncio
@@ -40,17 +50,18 @@ import secrets
 import socket
 import threading
 import time
+import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
 
 from django.conf import settings
 from django.contrib.auth.signals import user_logged_out
-from django.db import close_old_connections, connection, transaction
+from django.db import DatabaseError, close_old_connections, connection, transaction
 from django.db.models.signals import post_delete, post_init, post_save
 from django.dispatch import receiver
 
 from . import private_dirs, signals, stream_sessions
-from .models import Game, GameStatus
+from .models import Game, GameStatus, SiteIdentity
 
 logger = logging.getLogger("games.live")
 
@@ -228,31 +239,188 @@ class Postman:
 postman = Postman()
 
 
-def redis_channel() -> str:
-    """The Redis channel of this site: one per database, so that sites (or test
-    runs) sharing a Redis server do not hear each other (pub/sub ignores the
-    Redis database number)."""
-    where = "{HOST}:{PORT}/{NAME}".format_map(connection.settings_dict)
-    return f"tictactoe:{hashlib.sha256(where.encode()).hexdigest()[:16]}:live"
+# Redis and PostgreSQL may go away ------------------------------------------------
+
+# How long a process waits on Redis before it counts it gone: never longer per
+# request (a move stands whatever happens to its news).
+REDIS_TIMEOUT_SECONDS = 1.0
+# A listener that lost its connection tries again after a quarter of a second,
+# then twice as long each time up to a second: when the service is back, every
+# stream catches up about a second later.
+RECONNECT_FIRST_SECONDS = 0.25
+RECONNECT_MAX_SECONDS = 1.0
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0] if text else ''}"
+
+
+class Outage:
+    """A service that live updates need: one line in the log when it goes and
+    one when it is back, however many requests and retries meet it meanwhile."""
+
+    def __init__(self, service: str) -> None:
+        self.service = service
+        self.down = False
+        self._back_at = 0.0
+        self._lock = threading.Lock()
+
+    def lost(self, exc: BaseException, *, since: float) -> None:
+        """`exc` ended an attempt begun at `since` (monotonic): an attempt begun
+        before the service was last seen back tells nothing new."""
+        with self._lock:
+            if self.down or since < self._back_at:
+                return
+            self.down = True
+        logger.warning(
+            "live updates: %s unreachable (%s); streams catch up when it is back",
+            self.service,
+            _first_line(exc),
+        )
+
+    def back(self) -> None:
+        if not self.down:  # the common case, without the lock
+            return
+        with self._lock:
+            if not self.down:
+                return
+            self.down = False
+            self._back_at = time.monotonic()
+        logger.warning("live updates: %s is back", self.service)
 
 
 @functools.cache
-def _redis_publisher(url: str):
-    import redis
+def outage(service: str) -> Outage:
+    """The one record per process of `service` being away, shared by the
+    publishing requests and the listener."""
+    return Outage(service)
 
-    return redis.Redis.from_url(url)  # thread-safe: a pool of connections
+
+def redis_service(url: str) -> str:
+    parts = urllib.parse.urlsplit(url)
+    if parts.scheme == "unix":
+        return f"Redis at {parts.path}"
+    return f"Redis at {parts.hostname}:{parts.port or 6379}"
+
+
+def database_service() -> str:
+    if connection.vendor != "postgresql":
+        return "the database"
+    host = connection.settings_dict["HOST"] or "its local socket"
+    return f"PostgreSQL at {host}:{connection.settings_dict['PORT'] or 5432}"
+
+
+def redis_channel() -> str:
+    """The Redis channel of this site, named after the token in its database
+    (SiteIdentity): every host that shares the database hears every other,
+    however each spells DATABASE_URL, and sites (or test runs) sharing a Redis
+    server do not hear each other (pub/sub ignores the Redis database number)."""
+    return _redis_channel(str(connection.settings_dict["NAME"]))
+
+
+@functools.cache
+def _redis_channel(database: str) -> str:
+    """Read once per process and database (publishing moves ask every time)."""
+    return f"tictactoe:{SiteIdentity.current().token}:live"
+
+
+def _redis_options() -> dict:
+    """Short timeouts; no retries inside redis-py: a publisher that fails keeps
+    its news for later, a listener reconnects and resyncs on its own (redis-py's
+    own reconnection would resubscribe without the resync)."""
+    from redis.backoff import NoBackoff
+    from redis.retry import Retry
+
+    return {
+        "socket_connect_timeout": REDIS_TIMEOUT_SECONDS,
+        "socket_timeout": REDIS_TIMEOUT_SECONDS,
+        "retry": Retry(NoBackoff(), 0),
+    }
+
+
+class RedisPublisher:
+    """Publishes from request threads and never holds one up on a Redis that
+    is gone. A change that could not be published waits in a backlog
+    (coalesced by game, as the Postman's), and so does every change after it,
+    at once, until a thread sends the backlog to a Redis that answers again.
+    Listeners that lost Redis too resync from the database when it is back;
+    the backlog is for those that did not (a publish that timed out while their
+    connections held)."""
+
+    RETRY_SECONDS = 0.5
+    CHANGES_PER_MESSAGE = 200
+
+    def __init__(self, url: str, channel: str) -> None:
+        import redis
+
+        self.client = redis.Redis.from_url(url, **_redis_options())
+        self.channel = channel
+        self.outage = outage(redis_service(url))
+        self._lock = threading.Lock()
+        self._backlog: dict = {}  # key (a game, an account) -> its latest change
+        self._thread: threading.Thread | None = None
+
+    def publish(self, change: Change | AccountChanged) -> None:
+        import redis
+
+        with self._lock:
+            if self._backlog:  # Redis failed lately: after what waits
+                self._keep(change)
+                return
+        started = time.monotonic()
+        try:
+            self.client.publish(self.channel, encode([change]))
+        except redis.RedisError as exc:
+            self.outage.lost(exc, since=started)
+            with self._lock:
+                self._keep(change)
+            return
+        self.outage.back()
+
+    def _keep(self, change: Change | AccountChanged) -> None:
+        """Under the lock: into the backlog, and a thread to send it."""
+        self._backlog[change.key] = change.merged(self._backlog.get(change.key))
+        if self._thread is None:
+            self._thread = threading.Thread(
+                target=self._retry, name="live-redis-retry", daemon=True
+            )
+            self._thread.start()
+
+    def _retry(self) -> None:
+        import redis
+
+        while True:
+            time.sleep(self.RETRY_SECONDS)  # the pace of tries while Redis is away
+            with self._lock:
+                batch = list(self._backlog.values())
+            started = time.monotonic()
+            try:
+                for start in range(0, len(batch), self.CHANGES_PER_MESSAGE):
+                    chunk = batch[start : start + self.CHANGES_PER_MESSAGE]
+                    self.client.publish(self.channel, encode(chunk))
+            except redis.RedisError as exc:
+                self.outage.lost(exc, since=started)
+                continue
+            self.outage.back()
+            with self._lock:
+                for change in batch:  # not what was merged in meanwhile
+                    if self._backlog.get(change.key) is change:
+                        del self._backlog[change.key]
+                if not self._backlog:
+                    self._thread = None
+                    return
+
+
+@functools.cache
+def _redis_publisher(url: str, channel: str) -> RedisPublisher:
+    return RedisPublisher(url, channel)  # thread-safe: a pool of connections
 
 
 def publish(change: Change | AccountChanged) -> None:
     """Tell every server process. Runs in the request's thread, after commit."""
     if settings.REDIS_URL:
-        try:
-            _redis_publisher(settings.REDIS_URL).publish(
-                redis_channel(), encode([change])
-            )
-        except Exception:
-            # The move stands; the listeners lost Redis too and resync on return.
-            logger.exception("live update not published to Redis")
+        _redis_publisher(settings.REDIS_URL, redis_channel()).publish(change)
         return
     if uses_postgres():
         with connection.cursor() as cursor:
@@ -639,8 +807,10 @@ class Hub:
         import psycopg
 
         params = _listener_params()
-        delay = 0.5
+        database = outage(database_service())
+        delay = RECONNECT_FIRST_SECONDS
         while True:
+            since = time.monotonic()
             try:
                 async with await psycopg.AsyncConnection.connect(
                     **params, autocommit=True
@@ -650,45 +820,62 @@ class Hub:
                     # reconnecting) were not heard: wake every stream with the
                     # current version of its game.
                     await self._resync()
+                    database.back()
                     self.listening.set()
-                    delay = 0.5
+                    delay = RECONNECT_FIRST_SECONDS
+                    since = time.monotonic()
                     async for notify in conn.notifies():
                         self.deliver_payload(notify.payload)
             except asyncio.CancelledError:
                 raise
+            except (psycopg.Error, DatabaseError) as exc:
+                database.lost(exc, since=since)
             except Exception:
-                logger.exception("live listener lost its connection; retrying")
+                logger.exception("live listener failed; retrying")
             self.listening.clear()
             await asyncio.sleep(delay)
-            delay = min(delay * 2, 10)
+            delay = min(delay * 2, RECONNECT_MAX_SECONDS)
 
     async def _listen_redis(self, url: str) -> None:
-        """SUBSCRIBE to changes from every process; reconnect and catch up on loss."""
+        """SUBSCRIBE to changes from every process; reconnect and catch up on
+        loss. The database names the channel and tells the versions to catch
+        up with: its failures are told apart from Redis's."""
         import redis.asyncio
 
-        delay = 0.5
+        server = outage(redis_service(url))
+        database = outage(database_service())
+        delay = RECONNECT_FIRST_SECONDS
         while True:
+            since = time.monotonic()
             try:
+                channel = await asyncio.to_thread(_channel_from_database)
                 async with (
-                    redis.asyncio.Redis.from_url(url) as client,
+                    redis.asyncio.Redis.from_url(url, **_redis_options()) as client,
                     client.pubsub() as pubsub,
                 ):
-                    await pubsub.subscribe(redis_channel())
+                    await pubsub.subscribe(channel)
+                    server.back()
                     # As for PostgreSQL: what was published before the
                     # subscription took effect is read from the database.
                     await self._resync()
+                    database.back()
                     self.listening.set()
-                    delay = 0.5
+                    delay = RECONNECT_FIRST_SECONDS
+                    since = time.monotonic()
                     async for message in pubsub.listen():
                         if message["type"] == "message":
                             self.deliver_payload(message["data"])
             except asyncio.CancelledError:
                 raise
+            except (redis.RedisError, OSError) as exc:
+                server.lost(exc, since=since)
+            except DatabaseError as exc:
+                database.lost(exc, since=since)
             except Exception:
-                logger.exception("live listener lost Redis; retrying")
+                logger.exception("live listener failed; retrying")
             self.listening.clear()
             await asyncio.sleep(delay)
-            delay = min(delay * 2, 10)
+            delay = min(delay * 2, RECONNECT_MAX_SECONDS)
 
     async def _listen_datagrams(self, directory: Path) -> None:
         hub = self
@@ -728,6 +915,15 @@ def _versions(game_ids: list[int]) -> dict[int, int]:
     close_old_connections()
     try:
         return dict(Game.objects.filter(pk__in=game_ids).values_list("pk", "version"))
+    finally:
+        close_old_connections()
+
+
+def _channel_from_database() -> str:
+    """The Redis channel (in a thread: the ORM is synchronous)."""
+    close_old_connections()
+    try:
+        return redis_channel()
     finally:
         close_old_connections()
 

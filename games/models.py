@@ -8,6 +8,7 @@ in games.rules; tests check the two against each other.
 """
 
 import functools
+import secrets
 from collections import Counter, defaultdict
 from typing import NamedTuple
 
@@ -999,3 +1000,32 @@ class Block(models.Model):
 
     def __str__(self) -> str:
         return f"{self.blocker_id} blocks {self.blocked_id}"
+
+
+def _new_site_token() -> str:
+    return secrets.token_hex(16)
+
+
+class SiteIdentity(models.Model):
+    """The site's one row: a random token that names it for what every host
+    shares by construction, its database, however each host spells DATABASE_URL
+    (games.live names its Redis channel after it). Made by the first process
+    that asks; with `get_or_create` on the fixed key, hosts racing to make it
+    all read the one that won."""
+
+    ONE = 1
+
+    id = models.PositiveSmallIntegerField(primary_key=True, default=ONE)
+    token = models.CharField(max_length=32, default=_new_site_token)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(condition=Q(id=1), name="site_identity_one_row")
+        ]
+
+    def __str__(self) -> str:
+        return self.token
+
+    @classmethod
+    def current(cls) -> "SiteIdentity":
+        return cls.objects.get_or_create(pk=cls.ONE)[0]

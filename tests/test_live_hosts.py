@@ -1,8 +1,10 @@
 """Live updates through real server processes, as if on several hosts: a move
 through one process reaches streams on the others on every broker (SQLite's
-local sockets, PostgreSQL NOTIFY, Redis), and through any of four; a process
-stopped with SIGSTOP still delivers every change to its watchers; SIGTERM with
-streams open ends them cleanly. The processes and their clients:
+local sockets, PostgreSQL NOTIFY, Redis), and through any of four; through
+Redis, also between two processes whose DATABASE_URL spell the database
+differently (the channel is named in the database); a process stopped with
+SIGSTOP still delivers every change to its watchers; SIGTERM with streams open
+ends them cleanly. The processes and their clients:
 tests/support/hosts.py. Nothing sleeps to synchronise: the one sleep keeps a
 process stopped for a set time.
 """
@@ -13,6 +15,8 @@ import time
 import urllib.parse
 import urllib.request
 from http.cookiejar import CookieJar
+
+import pytest
 
 from .support import hosts
 from .support.asgi import BOUND
@@ -163,5 +167,29 @@ def test_a_move_through_any_of_four_server_processes_reaches_all_of_them(backend
             assert hosts.play(port, player, game_id, row, col, ply) == 302
             version += 1
             assert [watcher.next() for watcher in watchers] == [("id", version)] * 4
+        for watcher in watchers:
+            watcher.close()
+
+
+@pytest.mark.parametrize("backend", ["redis"], indirect=True)
+def test_processes_that_spell_the_database_differently_hear_each_other(backend):
+    """127.0.0.1 on one, localhost on the other: one database, one channel."""
+    respelled = hosts.respelled(backend["DATABASE_URL"])
+    each = [{}, {"DATABASE_URL": respelled}]
+    with hosts.serving(backend, 2, each=each) as (ports, _):
+        sessions, games = hosts.games(backend, 1)
+        [(game_id, version)] = games.items()
+        watchers = [
+            Watcher(port, f"/games/{game_id}/events/?v={version}", sessions["carol"])
+            for port in ports
+        ]
+        for watcher in watchers:
+            assert watcher.next() == ("status", 200)
+        cells = [(0, 0), (1, 1)]
+        for ply, (port, (row, col)) in enumerate(zip(ports, cells, strict=True)):
+            player = sessions["alice" if ply % 2 == 0 else "bob"]
+            assert hosts.play(port, player, game_id, row, col, ply) == 302
+            version += 1
+            assert [watcher.next() for watcher in watchers] == [("id", version)] * 2
         for watcher in watchers:
             watcher.close()

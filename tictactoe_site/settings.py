@@ -173,6 +173,13 @@ elif DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
             # request holds its thread this long, so keep it short, but above the
             # queueing of a reconnect wave's stream authentications.
             "timeout": env_float("DJANGO_DB_POOL_TIMEOUT", 3.0, above=0),
+            # A connection attempt that fails (the database restarts) is tried
+            # again with a doubling delay (1 s, 2 s, 4 s, ...) until this many
+            # seconds have passed, then dropped; the next request that needs a
+            # connection tries at once. psycopg_pool's default (300 s) let the
+            # delay grow past the outage: pages came back up to 8 s after the
+            # database did. With 1 s, within about a second.
+            "reconnect_timeout": 1.0,
         }
 
 _SQLITE = DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3"

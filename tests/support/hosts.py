@@ -2,8 +2,8 @@
 the live-update tests: `serving(backend, count)` starts them (python -m
 tictactoe_site.serve with the tests' settings, one worker process each unless
 WEB_CONCURRENCY says otherwise), `games` makes users, sessions and games through
-the services, `play` POSTs a move as the browser's form would and `Watcher`
-reads one stream in a thread.
+the services, `get` reads a page, `play` POSTs a move as the browser's form
+would and `Watcher` reads one stream in a thread.
 
 The `backend` fixture (registered in tests/conftest.py) gives what the processes
 share: a SQLite file (news by local sockets), a PostgreSQL database
@@ -109,6 +109,16 @@ def _postgres_database():
         admin.close()
 
 
+def respelled(database_url: str) -> str:
+    """The same PostgreSQL database, its host spelled the other way
+    (127.0.0.1 and localhost): as two hosts' variables may name it."""
+    parts = urllib.parse.urlsplit(database_url)
+    other = {"127.0.0.1": "localhost", "localhost": "127.0.0.1"}.get(parts.hostname)
+    if other is None:
+        pytest.skip(f"no other spelling known for the host of {database_url}")
+    return parts._replace(netloc=parts.netloc.replace(parts.hostname, other)).geturl()
+
+
 def _redis_reachable() -> None:
     import redis
 
@@ -186,20 +196,25 @@ def manage(backend: dict, *args: str) -> str:
 
 
 @contextmanager
-def serving(backend: dict, count: int, *, log=subprocess.DEVNULL, **env):
+def serving(backend: dict, count: int, *, log=subprocess.DEVNULL, each=(), **env: str):
     """`count` servers (one worker process each, unless WEB_CONCURRENCY is given)
-    on one database, as if on `count` hosts; yields their ports and processes."""
+    on one database, as if on `count` hosts; yields their ports and processes.
+    `log` is one file for all their output or a list of one file each; `each`
+    a list of the variables of each server that differ (e.g. how DATABASE_URL
+    spells the database)."""
     manage(backend, "migrate", "--noinput", "-v", "0")
     ports = [served.free_port() for _ in range(count)]
+    logs = log if isinstance(log, list) else [log] * count
+    own = list(each) or [{}] * count
     servers = [
         subprocess.Popen(
             [sys.executable, "-m", "tictactoe_site.serve"],
             cwd=served.ROOT,
-            env=_server_env(backend, port) | env,
-            stdout=log,
+            env=_server_env(backend, port) | env | variables,
+            stdout=output,
             stderr=subprocess.STDOUT,
         )
-        for port in ports
+        for port, output, variables in zip(ports, logs, own, strict=True)
     ]
     try:
         for port, process in zip(ports, servers, strict=True):
@@ -245,6 +260,16 @@ def games(backend: dict, count: int) -> tuple[dict, dict[int, int]]:
     output = manage(backend, "shell", "-c", GAMES_SCRIPT.replace("COUNT", str(count)))
     made = json.loads(output.strip().splitlines()[-1])
     return made["sessions"], {int(k): v for k, v in made["games"].items()}
+
+
+def get(port: int, path: str, session: str) -> int:
+    """A page GET with the session, as the browser would; returns the status."""
+    connection = HTTPConnection("127.0.0.1", port, timeout=BOUND)
+    try:
+        connection.request("GET", path, headers={"Cookie": f"sessionid={session}"})
+        return connection.getresponse().status
+    finally:
+        connection.close()
 
 
 def post_form(port: int, path: str, session: str, fields: dict) -> int:
