@@ -68,7 +68,12 @@ def test_postgresql_gets_a_bounded_pool_and_keeps_url_options():
     assert database["OPTIONS"] == {
         "sslmode": "require",
         "connect_timeout": 5,
-        "pool": {"min_size": 1, "max_size": 8, "timeout": 3.0},
+        "pool": {
+            "min_size": 1,
+            "max_size": 8,
+            "timeout": 3.0,
+            "reconnect_timeout": 1.0,
+        },
     }
 
 

@@ -91,6 +91,15 @@ def test_ready_answers_503_while_the_live_listener_is_not_connected(
     assert answer(client.get(path)) == (200, "text/plain", b"ok\n")
 
 
+@pytest.mark.django_db
+@pytest.mark.parametrize("path", READINESS)
+def test_ready_does_not_wait_for_a_listener_on_redis(client, path, listener, settings):
+    """Redis is shared by every host: its outage must not take them all out of
+    service while every page still works."""
+    settings.REDIS_URL = "redis://127.0.0.1:6379/0"
+    assert answer(client.get(path)) == (200, "text/plain", b"ok\n")
+
+
 def test_postgresql_down_answers_503_through_the_pool():
     """For real: a pooled PostgreSQL connection to a port where nothing listens."""
     script = (

@@ -5,7 +5,8 @@
   queues behind busy page threads; here for any other server (wsgi.py).
 - /readyz: this process can serve pages now: its database answers (one small
   query) and its live listener is connected (games.live), when this process runs
-  one. A load balancer takes the host out of service while it answers 503.
+  one and it listens to the database (not to Redis: below). A load balancer
+  takes the host out of service while it answers 503.
 - /healthz: the same answer as /readyz, for load balancers configured before.
 - /workerz: the task worker beats (tictactoe_site.heartbeat). For monitoring,
   never for a load balancer: no page needs the mail queue, and every host would
@@ -19,6 +20,7 @@ without a session or a cookie. A probe costs at most one small query.
 
 import logging
 
+from django.conf import settings
 from django.db import DatabaseError, connection
 from django.http import HttpResponse, HttpResponseNotAllowed
 from django.utils.cache import add_never_cache_headers
@@ -55,8 +57,12 @@ def ready() -> HttpResponse:
     if not _database_answers():
         return _answer("database unavailable\n", 503)
     # The hub runs where the server started it (ASGI lifespan); not in the
-    # test client or under a WSGI server, where only the database counts.
-    if hub.loop is not None and not hub.listening.is_set():
+    # test client or under a WSGI server, where only the database counts. A
+    # listener on Redis does not count either: Redis is shared, so its outage
+    # would take every host out at once while every page still works (the
+    # streams catch up when it is back, games.live).
+    listens_to_the_database = not settings.REDIS_URL
+    if listens_to_the_database and hub.loop is not None and not hub.listening.is_set():
         logger.warning("readiness: live updates not connected")
         return _answer("live updates not connected\n", 503)
     return _answer(OK)

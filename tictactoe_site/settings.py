@@ -333,6 +333,9 @@ LOGGING = {
             ),
             "propagate": False,
         },
+        # A failed connection attempt, several a second while the database is
+        # away: the live layer says once that it went and once that it is back.
+        "psycopg.pool": {"level": "ERROR"},
         # Email given up, failed tasks, a silent task worker: one line each.
         "tictactoe_site": {
             "handlers": ["console"],
