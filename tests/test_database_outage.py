@@ -21,7 +21,7 @@ from http.client import HTTPConnection
 
 import pytest
 
-from .support.private_postgres import PrivatePostgres
+from .support.private_postgres import private_postgres
 from .support.served import ServedApp
 
 pytestmark = pytest.mark.postgresql_only
@@ -36,13 +36,8 @@ BOUND = 60  # seconds: the longest any wait below may take
 
 @pytest.fixture(scope="module")
 def cluster():
-    postgres = PrivatePostgres()
-    try:
-        postgres.init()
-        postgres.start()
+    with private_postgres() as postgres:
         yield postgres
-    finally:
-        postgres.destroy()
 
 
 @pytest.fixture(scope="module")

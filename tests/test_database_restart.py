@@ -23,7 +23,7 @@ import pytest
 from .support import hosts
 from .support.asgi import BOUND
 from .support.hosts import Watcher
-from .support.private_postgres import PrivatePostgres
+from .support.private_postgres import private_postgres
 
 pytestmark = pytest.mark.postgresql_only
 
@@ -35,13 +35,8 @@ WATCHED_SECONDS = SERVING_AGAIN_SECONDS + 3
 
 @pytest.fixture
 def cluster():
-    postgres = PrivatePostgres()
-    try:
-        postgres.init()
-        postgres.start()
+    with private_postgres() as postgres:
         yield postgres
-    finally:
-        postgres.destroy()
 
 
 def wait_for(condition, what: str) -> None:

@@ -27,7 +27,7 @@ from .support.fleet import (
     until,
     wait_for,
 )
-from .support.private_postgres import PrivatePostgres
+from .support.private_postgres import private_postgres
 
 pytestmark = pytest.mark.postgresql_only
 
@@ -378,15 +378,10 @@ def test_redis_stopped_for_10_s_costs_no_request(fleet):
 
 @pytest.fixture
 def fleet_on_private_postgres(tmp_path):
-    server = PrivatePostgres()
-    try:
-        server.init()
-        server.start()
+    with private_postgres() as server:
         url = server.create_database("tictactoe_fleet")
         with running_fleet(tmp_path, "pg", redis=False, database_url=url) as fleet:
             yield fleet, server
-    finally:
-        server.destroy()
 
 
 def test_postgresql_restarted_pages_503_then_every_host_serves(

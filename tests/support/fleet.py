@@ -27,7 +27,6 @@ import re
 import shutil
 import socket
 import subprocess
-import sys
 import threading
 import time
 import urllib.parse
@@ -40,7 +39,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from .served import ROOT, STARTUP_TIMEOUT, ServedApp, free_port, fresh_database
+from .served import ROOT, ServedApp, free_port, fresh_database
 
 NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
 REDIS_SERVER = shutil.which("redis-server") or "/usr/bin/redis-server"
@@ -267,35 +266,8 @@ class FleetHost(ServedApp):
         self.app_root = app_root
         self.python = str(app_root / ".venv/bin/python")
 
-    def launch(self) -> None:
-        """Start `make serve`; `wait_ready` waits for it."""
-        log = self.log_path.open("a")
-        self.process = subprocess.Popen(
-            ["make", "--no-print-directory", f"PYTHON={sys.executable}", "serve"],
-            cwd=self.app_root,
-            env=self.env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            start_new_session=True,  # its own process group: the whole host
-        )
-        log.close()
-
-    def wait_ready(self) -> None:
-        deadline = time.monotonic() + STARTUP_TIMEOUT
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"make serve exited:\n{self.log()}")
-            if self.probe("/healthz", host=SITE) == 200:
-                self.started_at_log_size = len(self.log())
-                return
-            time.sleep(0.2)  # polling for the server to boot, not for a race
-        self.stop()
-        raise RuntimeError(f"make serve did not answer in time:\n{self.log()}")
-
-    def start(self) -> None:
-        self.launch()
-        self.wait_ready()
+    def readiness(self) -> int | None:
+        return self.probe("/readyz", host=SITE)
 
     def send_signal(self, number: int) -> None:
         os.killpg(self.process.pid, number)

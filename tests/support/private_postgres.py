@@ -10,6 +10,7 @@ import pwd
 import shutil
 import subprocess
 import tempfile
+from contextlib import contextmanager
 from pathlib import Path
 
 import psycopg
@@ -114,3 +115,15 @@ class PrivatePostgres:
                 timeout=60,
             )
         shutil.rmtree(self.root, ignore_errors=True)
+
+
+@contextmanager
+def private_postgres():
+    """A private PostgreSQL server, initialised and started; destroyed after."""
+    server = PrivatePostgres()
+    try:
+        server.init()
+        server.start()
+        yield server
+    finally:
+        server.destroy()

@@ -140,8 +140,12 @@ class ServedApp:
         self.started_at_log_size = 0
 
     def start(self) -> None:
-        """Start the server and wait (bounded) until it is ready (/readyz 200:
-        its database answers, its live listener is connected)."""
+        """Start the server and wait (bounded) until it is ready."""
+        self.launch()
+        self.wait_ready()
+
+    def launch(self) -> None:
+        """Start `make serve`; `wait_ready` waits for it."""
         log = self.log_path.open("a")
         self.process = subprocess.Popen(
             ["make", "--no-print-directory", f"PYTHON={sys.executable}", "serve"],
@@ -153,11 +157,18 @@ class ServedApp:
             start_new_session=True,  # its own process group, for kill -9
         )
         log.close()
+
+    def readiness(self) -> int | None:
+        """/readyz's status (its database answers, its live listener is
+        connected), or None when nothing answers."""
+        return self.browser().readiness()
+
+    def wait_ready(self) -> None:
         deadline = time.monotonic() + STARTUP_TIMEOUT
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
                 raise RuntimeError(f"make serve exited:\n{self.log()}")
-            if self.browser().readiness() == 200:
+            if self.readiness() == 200:
                 self.started_at_log_size = len(self.log())
                 return
             time.sleep(0.2)  # polling for the server to boot, not for a race
