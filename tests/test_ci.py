@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from .support.checkout import stand_in_checkout
+
 ROOT = Path(__file__).resolve().parent.parent
 CHECK = ROOT / ".ci" / "check_test_reports.py"
 REPORTS = "artifacts/test-reports"
@@ -42,12 +44,7 @@ PASSING = junit(5)
 
 @pytest.fixture
 def checkout(tmp_path) -> Path:
-    for name in ("Makefile", "pyproject.toml", "requirements.lock"):
-        shutil.copy2(ROOT / name, tmp_path / name)
-    python = tmp_path / ".venv" / "bin" / "python"
-    python.parent.mkdir(parents=True)
-    python.write_text(STAND_IN)
-    python.chmod(0o755)
+    stand_in_checkout(tmp_path, STAND_IN)
     (tmp_path / ".venv" / ".installed").touch()  # newer than pyproject.toml
     return tmp_path
 

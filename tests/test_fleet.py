@@ -347,7 +347,7 @@ def test_redis_stopped_for_10_s_costs_no_request(fleet):
         for thread in (player, reader):
             thread.start()
         wait_for(lambda: len(player.acknowledged) >= 10, "steady play")
-        fleet.redis.stop()
+        fleet.redis.kill()
         stopped_at = time.monotonic()
         time.sleep(10)  # the outage's length, under play: no synchronisation
         fleet.redis.start()

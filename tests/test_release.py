@@ -8,7 +8,6 @@ Migrations run for real in subprocesses on a fresh database of the pass's engine
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import threading
@@ -19,6 +18,7 @@ import psycopg
 import pytest
 from django.db.migrations.loader import MigrationLoader
 
+from .support.checkout import stand_in_checkout
 from .support.served import (
     PRODUCTION_ENV,
     ROOT,
@@ -169,13 +169,7 @@ PIP = ["-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
 @pytest.fixture
 def checkout(tmp_path) -> Path:
     """The Makefile and the dependency files, a stand-in Python, nothing installed."""
-    for name in ("Makefile", "pyproject.toml", "requirements.lock"):
-        shutil.copy2(ROOT / name, tmp_path / name)
-    python = tmp_path / ".venv" / "bin" / "python"
-    python.parent.mkdir(parents=True)
-    python.write_text(STAND_IN)
-    python.chmod(0o755)
-    return tmp_path
+    return stand_in_checkout(tmp_path, STAND_IN)
 
 
 def make(checkout: Path, target: str, **env: str) -> list[list[str]]:

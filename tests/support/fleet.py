@@ -39,6 +39,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
+from .private_redis import PrivateRedis
 from .served import ROOT, ServedApp, free_port, fresh_database
 
 NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
@@ -185,43 +186,6 @@ class Nginx:
 
 
 # --- Redis of the test's own ---------------------------------------------------
-
-
-class PrivateRedis:
-    """redis-server on a free port, no persistence: stopped and started at will."""
-
-    def __init__(self, directory: Path):
-        self.directory = directory
-        self.port = free_port()
-        self.url = f"redis://127.0.0.1:{self.port}/0"
-        self.process: subprocess.Popen | None = None
-
-    def start(self) -> None:
-        self.directory.mkdir(parents=True, exist_ok=True)
-        self.process = subprocess.Popen(
-            [REDIS_SERVER, "--port", str(self.port), "--bind", "127.0.0.1"]
-            + ["--save", "", "--appendonly", "no", "--dir", str(self.directory)],
-            stdout=(self.directory / "redis.log").open("a"),
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-        )
-        deadline = time.monotonic() + BOUND
-        while time.monotonic() < deadline:
-            assert self.process.poll() is None, "redis-server exited"
-            try:
-                with socket.create_connection(("127.0.0.1", self.port), 1) as probe:
-                    probe.sendall(b"PING\r\n")
-                    if probe.recv(16).startswith(b"+PONG"):
-                        return
-            except OSError:
-                pass
-            time.sleep(0.05)  # polling for redis-server to answer, bounded
-        raise RuntimeError("redis-server did not answer")
-
-    def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
-            self.process.wait(timeout=30)
 
 
 # --- the hosts -------------------------------------------------------------------
@@ -689,9 +653,9 @@ def running_fleet(
             database_url = stack.enter_context(fresh_database(directory, name))
         private = None
         if redis:
-            private = PrivateRedis(directory / "redis")
+            private = PrivateRedis()
             private.start()
-            stack.callback(private.stop)
+            stack.callback(private.kill)
         fleet = Fleet(database_url, directory, private, env or {})
         stack.callback(fleet.stop)
         fleet.start()
