@@ -80,7 +80,9 @@ def test_two_migrates_at_once_on_a_fresh_database_migrate_it_once(tmp_path):
             (*process.communicate(timeout=DEADLINE), process.returncode)
             for process in (first, second)
         ]
-        assert [code for _, _, code in outcomes] == [0, 0], outcomes
+        assert [code for _, _, code in outcomes] == [0, 0], "\n".join(
+            err for _, err, _ in outcomes
+        )
         assert applied(database_url) == on_disk()
 
 

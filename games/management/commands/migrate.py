@@ -11,7 +11,8 @@ the lock, the others wait, then read that everything is applied and do nothing.
   left as it is); the server frees it when that connection ends, even when the
   process is killed.
 - SQLite: an exclusive flock on `<database file>.migrate-lock`, freed by the
-  kernel when the process ends. An in-memory database has nothing to share.
+  kernel when the process ends, and after the connection closed (its
+  checkpoint done). An in-memory database has nothing to share.
 """
 
 import contextlib
@@ -54,7 +55,13 @@ def sqlite_lock(connection):
         except BlockingIOError:
             logger.info(WAITING)
             fcntl.flock(lock, fcntl.LOCK_EX)
-        yield
+        try:
+            yield
+        finally:
+            # The last connection to a WAL database checkpoints as it closes,
+            # under an exclusive lock: done before the next migrate may open
+            # the file, whose first statement would otherwise meet that lock.
+            connection.close()
 
 
 def migration_lock(connection):
