@@ -3,7 +3,6 @@
 See README.md ("Configuration") for every variable.
 """
 
-import ipaddress
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -22,6 +21,7 @@ from .env import (
     env_secret,
     env_str,
 )
+from .preflight import is_loopback
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -458,18 +458,6 @@ GAMES_TURN_EMAIL_AFTER = env_int("GAMES_TURN_EMAIL_AFTER", 3600, minimum=1)
 GAMES_TURN_EMAIL_EVERY = env_int("GAMES_TURN_EMAIL_EVERY", 86400, minimum=1)
 
 
-def _on_this_machine(host: str) -> bool:
-    """localhost or a loopback address, as a URL or ALLOWED_HOSTS names it (no
-    name is resolved: any other name counts as another machine; "*" too)."""
-    host = host.strip("[]").lstrip(".")
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
 # The site's address as players reach it: the links in emails start with it.
 # Production must say it: this machine's own address reaches no player.
 SITE_URL = env_str("DJANGO_SITE_URL")
@@ -486,8 +474,9 @@ if _site.scheme not in ("http", "https") or not _site.hostname:
         f"https://ttt.example.com, not {SITE_URL!r}."
     )
 SITE_URL = SITE_URL.rstrip("/")
-_public_hosts = [host for host in ALLOWED_HOSTS if not _on_this_machine(host)]
-if not DEBUG and _on_this_machine(_site.hostname) and _public_hosts:
+# ".localhost" in ALLOWED_HOSTS (a domain and its subdomains) is this machine too.
+_public_hosts = [host for host in ALLOWED_HOSTS if not is_loopback(host.lstrip("."))]
+if not DEBUG and is_loopback(_site.hostname) and _public_hosts:
     raise ConfigurationError(
         f"DJANGO_SITE_URL names this machine ({SITE_URL}) while "
         f"DJANGO_ALLOWED_HOSTS names {_public_hosts[0]}: set it to the site's "
