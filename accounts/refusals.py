@@ -56,6 +56,11 @@ def wait_text(wait: timedelta) -> str:
     return f"{minutes} minute{'s' if minutes != 1 else ''}"
 
 
+def retry_after(wait: timedelta) -> str:
+    """The Retry-After header's seconds, rounded up."""
+    return str(math.ceil(wait.total_seconds()))
+
+
 def too_many(request, *, what: str, wait: timedelta | None):
     """The 429 page: what was counted, the wait (also as Retry-After)."""
     if wait is None:
@@ -69,7 +74,7 @@ def too_many(request, *, what: str, wait: timedelta | None):
         status=429,
     )
     if wait is not None:
-        response["Retry-After"] = str(math.ceil(wait.total_seconds()))
+        response["Retry-After"] = retry_after(wait)
     return response
 
 
