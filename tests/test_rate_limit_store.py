@@ -2,11 +2,13 @@
 statement per cache operation and no COUNT(*), an address that is paused writes
 no more rows, and the site's own counter says how long to wait."""
 
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 
 import pytest
 from django.core.cache import cache
-from django.db import connection
+from django.db import connection, connections
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
@@ -163,3 +165,22 @@ def test_hit_counts_to_the_limit_then_says_the_wait(db, clock):
     clock.advance(seconds=1)
     assert rate_limits.hit("mine", limit=3, window=window) is None
     assert rate_limits.hit("other", limit=3, window=window) is None
+
+
+@pytest.mark.postgresql_only  # threads on one SQLite test database share a cache
+@pytest.mark.django_db(transaction=True)
+def test_simultaneous_hits_cannot_pass_the_limit_together():
+    """20 at once against a limit of 5, the row new: exactly 5 are counted."""
+    barrier = threading.Barrier(20, timeout=30)
+
+    def one() -> timedelta | None:
+        try:
+            barrier.wait()
+            return rate_limits.hit("race", limit=5, window=timedelta(minutes=1))
+        finally:
+            connections.close_all()
+
+    with ThreadPoolExecutor(20) as pool:
+        answers = list(pool.map(lambda _: one(), range(20)))
+    assert answers.count(None) == 5
+    assert len(RateLimitCount.objects.get(key="race").value) == 5
