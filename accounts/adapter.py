@@ -46,8 +46,7 @@ class AccountAdapter(DefaultAccountAdapter):
         are compared (NFKC, case folded). allauth prefixes the site's domain,
         which without django.contrib.sites is the request's Host header, so each
         spelling of the host (`localhost`, `LOCALHOST`, `localhost:1`, ...) got
-        fresh guesses at one account. allauth's one seam for this key: both the
-        count and its clearing after a password reset read it
+        fresh guesses at one account. allauth's one seam for this key
         (tests/test_accounts_limits.py fails if it is renamed)."""
         login = credentials.get("email", credentials.get("username", ""))
         return unicodedata.normalize("NFKC", login).casefold()

@@ -400,7 +400,8 @@ ACCOUNT_SESSION_REMEMBER = True
 # (CACHES["default"], above): every process and host shares them, and a lock row
 # makes each count atomic. allauth checks a limit's rates in the order given and
 # stops at the first refusal: the client address first, so a paused address
-# writes no count for each username it tries. Every limit that can answer 429,
+# writes no count for each username it tries (and an attempt refused for its
+# username still counts for its address). Every limit that can answer 429,
 # with its number: README ("Limits"), and accounts.refusals says its wait.
 LOGIN_FAILURE_LIMIT = env_int("DJANGO_LOGIN_FAILURE_LIMIT", 5, minimum=0)
 LOGIN_COOLOFF_MINUTES = env_int("DJANGO_LOGIN_COOLOFF_MINUTES", 15, minimum=1)
