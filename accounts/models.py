@@ -25,3 +25,18 @@ class TurnEmailPreference(models.Model):
 
     def __str__(self) -> str:
         return f"Turn emails of {self.user_id}: {'on' if self.enabled else 'off'}"
+
+
+class RateLimitCount(models.Model):
+    """The recent hits of one limit for one key (a client address, a username, a
+    user), kept until `expires_at` (accounts.rate_limits). Nothing deletes a
+    live row: expired ones are deleted by the task worker's housekeeping, by the
+    index on `expires_at`."""
+
+    key = models.TextField(primary_key=True)
+    # allauth's list of hit times (seconds since the epoch), or its lock's True.
+    value = models.JSONField(null=True)
+    expires_at = models.DateTimeField(db_index=True)
+
+    def __str__(self) -> str:
+        return self.key

@@ -15,7 +15,6 @@ from django.views.decorators.csrf import csrf_exempt
 from games.http import allow_methods, post_only
 
 from . import services, turn_emails
-from .adapter import pause_text
 from .forms import CloseAccountForm, TurnEmailForm, UsernameJustTaken
 
 account_methods = allow_methods("GET", "POST", hint="Use the form on the page.")
@@ -140,13 +139,3 @@ def turn_email_unsubscribe(request, token):
         turn_emails.unsubscribe(user_id=user_id)
         return render(request, "account/turn_email_unsubscribed.html")
     return render(request, "account/turn_email_unsubscribe.html")
-
-
-def too_many_requests(request):
-    """The 429 page of allauth's limits (tictactoe_site.urls.handler429)."""
-    return render(
-        request,
-        "error.html",
-        {"title": "Too many requests", "message": pause_text("requests")},
-        status=429,
-    )

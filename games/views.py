@@ -4,6 +4,8 @@ A rejected action re-renders the page with the reason and the status code the
 README documents; it never changes a stored game (the services guarantee that).
 """
 
+from datetime import timedelta
+
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import get_user_model
@@ -13,6 +15,8 @@ from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render, resolve_url
 from django.urls import reverse
 from django.utils.http import urlencode
+
+from accounts import rate_limits, refusals
 
 from . import page_cache, presentation, rules, services
 from .exceptions import (
@@ -158,12 +162,43 @@ def _render_lobby(request, form: NewGameForm, status: int = 200):
     return render(request, "games/lobby.html", context, status=status)
 
 
+def _create_abort_wait(user) -> timedelta | None:
+    """Count a game created or aborted by `user`; None within
+    GAMES_CREATE_ABORT_LIMIT per GAMES_CREATE_ABORT_WINDOW, else the wait. Each
+    such change wakes every lobby: a loop of them is slowed down here."""
+    limit = settings.GAMES_CREATE_ABORT_LIMIT
+    if not limit:
+        return None
+    return rate_limits.hit(
+        f"games:create_abort:user:{user.pk}",
+        limit=limit,
+        window=settings.GAMES_CREATE_ABORT_WINDOW,
+    )
+
+
+def _too_many_changes(response, wait: timedelta):
+    response["Retry-After"] = refusals.retry_after(wait)
+    return response
+
+
+def _create_abort_refusal(wait: timedelta) -> str:
+    limit = settings.GAMES_CREATE_ABORT_LIMIT
+    return (
+        f"You have created or aborted {limit} game{'s' if limit != 1 else ''} "
+        f"in {refusals.wait_text(settings.GAMES_CREATE_ABORT_WINDOW)}. "
+        f"Please wait {refusals.wait_text(wait)} and try again."
+    )
+
+
 @post_only
 @login_required
 def new_game(request):
     form = NewGameForm(request.POST)
     if not form.is_valid():
         return _render_lobby(request, form, status=400)
+    if (wait := _create_abort_wait(request.user)) is not None:
+        form.add_error(None, _create_abort_refusal(wait))
+        return _too_many_changes(_render_lobby(request, form, status=429), wait)
     try:
         if form.cleaned_data["invite"]:
             game = services.create_invitation(
@@ -299,6 +334,9 @@ def forfeit_game(request, game_id: int):
 @post_only
 @login_required
 def abort_game(request, game_id: int):
+    if (wait := _create_abort_wait(request.user)) is not None:
+        refused = _rejected(request, game_id, _create_abort_refusal(wait), 429)
+        return _too_many_changes(refused, wait)
     return _perform(request, game_id, services.abort)
 
 

@@ -6,11 +6,15 @@ requests against the served app: test_accounts_served.py.
 """
 
 from datetime import timedelta
+from pathlib import Path
 
+from allauth.account import app_settings
 from django.core import mail
-from django.db import connection
 from django.test import Client
 from django.utils import timezone
+
+from accounts import refusals
+from accounts.models import RateLimitCount
 
 from .conftest import PASSWORD
 from .support.account_client import (
@@ -21,6 +25,7 @@ from .support.account_client import (
     signup,
 )
 
+ROOT = Path(__file__).resolve().parent.parent
 PAUSED = "Too many failed logins for this account or from your network"
 
 
@@ -47,6 +52,39 @@ def test_failed_logins_for_one_username_pause_its_logins(settings, make_user):
     assert logged_in_as(login("alice", address="192.0.2.101")) is None
     make_user("bob")
     assert logged_in_as(login("bob", address="192.0.2.102")) == "bob"
+
+
+def test_failed_logins_count_per_account_whatever_the_host_header(settings, make_user):
+    """allauth keyed the count by the Host header and the login: each spelling
+    of the host got five fresh guesses at the same account (seen: five more
+    accepted under each new spelling)."""
+    settings.ALLOWED_HOSTS = ["localhost"]
+    make_user("alice")
+    hosts = ["localhost", "LOCALHOST", "localhost:1", "localhost:2", "LocalHost:80"]
+    for n in range(settings.LOGIN_FAILURE_LIMIT):
+        response = Client().post(
+            "/accounts/login/",
+            {"login": "alice", "password": "wrong"},
+            REMOTE_ADDR=f"192.0.2.{n}",
+            HTTP_HOST=hosts[0],
+        )
+        assert response.status_code == 400
+    for n, host in enumerate(hosts):
+        response = Client().post(
+            "/accounts/login/",
+            {"login": "Alice", "password": "wrong"},
+            REMOTE_ADDR=f"192.0.2.{50 + n}",
+            HTTP_HOST=host,
+        )
+        assert response.status_code == 429, host
+        client = Client(HTTP_HOST=host)
+        response = client.post(
+            "/accounts/login/",
+            {"login": "alice", "password": PASSWORD},
+            REMOTE_ADDR=f"192.0.2.{100 + n}",
+        )
+        assert response.status_code == 429, host
+        assert "_auth_user_id" not in client.session
 
 
 def test_failed_logins_from_one_network_pause_its_logins(settings, make_user):
@@ -83,12 +121,11 @@ def test_the_pause_ends_after_the_cooloff(settings, make_user, monkeypatch):
 
 def test_the_counts_are_shared_through_the_database(settings, make_user):
     """Every server process and host reads the same counts: they are rows of
-    the cache table, not process memory."""
+    their own table, not process memory; one per username and per client
+    address (allauth's lock rows are gone once the count is taken)."""
     make_user("alice")
     fail_login("alice", "192.0.2.1")
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT COUNT(*) FROM accounts_rate_limits")
-        assert cursor.fetchone()[0] >= 2  # per username and per client address
+    assert RateLimitCount.objects.count() == 3  # and allauth's 30 logins a minute
 
 
 def test_confirmation_mails_for_one_address_are_limited(settings, db):
@@ -128,3 +165,104 @@ def test_wrong_current_passwords_count_as_failed_logins(settings, client_for, al
     alice.refresh_from_db()
     assert alice.is_active
     assert logged_in_as(login("alice", address="192.0.2.200")) is None
+
+
+# -- every 429 says its real wait, and the README lists every limit ------------------
+
+
+def test_password_changes_answer_429_with_a_one_minute_wait(client_for, alice):
+    """allauth's 5 a minute per user: the page said "paused for 15 minutes"."""
+    client = client_for(alice)
+    mismatched = {"oldpassword": PASSWORD, "password1": "a", "password2": "b"}
+    for _ in range(5):
+        assert client.post("/accounts/password/change/", mismatched).status_code == 400
+    response = client.post("/accounts/password/change/", mismatched)
+    assert response.status_code == 429
+    assert response["Retry-After"] == "60"
+    assert (
+        "Too many password changes. Please wait 1 minute and try again."
+        in response.text
+    )
+    assert "15 minutes" not in response.text
+
+
+def test_reauthentication_answers_429_with_a_one_minute_wait(client_for, alice):
+    client = client_for(alice)
+    for _ in range(10):
+        response = client.post("/accounts/reauthenticate/", {"password": PASSWORD})
+        assert response.status_code == 302
+    response = client.post("/accounts/reauthenticate/", {"password": PASSWORD})
+    assert response.status_code == 429
+    assert response["Retry-After"] == "60"
+    assert (
+        "Too many password confirmations. Please wait 1 minute and try again."
+        in response.text
+    )
+
+
+def test_the_email_page_answers_429_with_a_one_minute_wait(client_for, alice):
+    client = client_for(alice)
+    for _ in range(10):
+        client.post("/accounts/email/", {"action_add": "", "email": "not an address"})
+    response = client.post(
+        "/accounts/email/", {"action_add": "", "email": "not an address"}
+    )
+    assert response.status_code == 429
+    assert response["Retry-After"] == "60"
+    assert (
+        "Too many changes to your email addresses. Please wait 1 minute and try "
+        "again." in response.text
+    )
+
+
+def test_reset_requests_answer_429_with_the_cooloff(settings, make_user):
+    for n in range(settings.PASSWORD_RESET_LIMIT):
+        response = Client().post(
+            "/accounts/password/reset/", {"email": f"x{n}@example.com"}
+        )
+        assert response.status_code == 302
+    response = Client().post("/accounts/password/reset/", {"email": "y@example.com"})
+    assert response.status_code == 429
+    assert response["Retry-After"] == "900"
+    assert "Please wait 15 minutes and try again." in response.text
+
+
+# allauth's limits this site can reach: the rates configured (allauth's defaults
+# and settings.py), and what the README's Limits table says of each.
+ALLAUTH_LIMITS = {
+    "login_failed": ("5/15m/ip,5/15m/key", "5 in 15 minutes", "15 minutes"),
+    "login": ("30/m/ip", "30 a minute", "1 minute"),
+    "signup": ("20/m/ip", "20 a minute", "1 minute"),
+    "reauthenticate": ("10/m/user", "10 a minute", "1 minute"),
+    "manage_email": ("10/m/user", "10 a minute", "1 minute"),
+    "change_password": ("5/m/user", "5 a minute", "1 minute"),
+    "reset_password": ("5/15m/ip,5/15m/key", "5 in 15 minutes", "15 minutes"),
+    "reset_password_from_key": ("20/m/ip", "20 a minute", "1 minute"),
+    "confirm_email": ("5/15m/ip,5/15m/key", "5 in 15 minutes", "no 429"),
+}
+# allauth's limits of features this site does not use (codes, phones).
+UNREACHABLE = {"change_phone", "request_login_code", "verify_phone"}
+
+
+def readme_limit_row(needle: str) -> list[str]:
+    (row,) = [
+        line
+        for line in (ROOT / "README.md").read_text().splitlines()
+        if line.startswith("| ") and needle in line
+    ]
+    return [cell.strip() for cell in row.strip("|").split("|")]
+
+
+def test_the_readme_lists_every_limit_with_its_number():
+    configured = {
+        action: rate for action, rate in app_settings.RATE_LIMITS.items() if rate
+    }
+    assert set(configured) == set(ALLAUTH_LIMITS) | UNREACHABLE
+    assert {action for action, _ in refusals.ACTIONS.values()} <= set(ALLAUTH_LIMITS)
+    for action, (rate, at_most, wait) in ALLAUTH_LIMITS.items():
+        assert configured[action] == rate, action
+        _, _, stated_most, stated_wait = readme_limit_row(f"(`{action}`)")
+        assert stated_most.startswith(at_most), action
+        assert stated_wait.startswith(wait), action
+    _, _, stated_most, _ = readme_limit_row("`GAMES_CREATE_ABORT_LIMIT`) |")
+    assert stated_most == "30 in 10 minutes (`GAMES_CREATE_ABORT_LIMIT`)"

@@ -24,7 +24,10 @@ from .support.account_client import (
     mailed_link,
 )
 
-REQUESTS_PAUSED = "Too many requests for this account or from your network"
+REQUESTS_PAUSED = (
+    "Too many password-reset requests for this address or from your network. "
+    "Please wait 15 minutes and try again."
+)
 LINK_INVALID = "This password-reset link has expired, has already been used"
 
 

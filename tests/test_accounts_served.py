@@ -150,7 +150,7 @@ def test_simultaneous_reset_requests_for_one_address(limited):
     assert statuses_of(answers) == {302: LIMIT, 429: SIMULTANEOUS - LIMIT}
     for answer in answers:
         if answer.status == 429:
-            assert "Too many requests for this account or from your network" in (
+            assert "Too many password-reset requests for this address or from " in (
                 answer.text
             )
     assert "Traceback" not in limited.log()

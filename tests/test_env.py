@@ -283,7 +283,7 @@ def test_the_table_is_read():
     assert DOCUMENTED["PORT"] == "number"
     assert DOCUMENTED["HOST"] == "text"
     assert DOCUMENTED["TASK_POLL_SECONDS"] == "number"
-    assert len(DOCUMENTED) == 53
+    assert len(DOCUMENTED) == 54
 
 
 def load_settings(monkeypatch, **env: str) -> dict:
@@ -354,6 +354,7 @@ def test_the_settings_take_the_documented_defaults(monkeypatch):
         "GAMES_MAX_UNSTARTED_PER_OPPONENT": settings[
             "GAMES_MAX_UNSTARTED_PER_OPPONENT"
         ],
+        "GAMES_CREATE_ABORT_LIMIT": settings["GAMES_CREATE_ABORT_LIMIT"],
         "GAMES_TURN_EMAIL_AFTER": settings["GAMES_TURN_EMAIL_AFTER"],
         "GAMES_TURN_EMAIL_EVERY": settings["GAMES_TURN_EMAIL_EVERY"],
     } == {
@@ -382,6 +383,7 @@ def test_the_settings_take_the_documented_defaults(monkeypatch):
         "GAMES_MAX_OPEN_PER_USER": 5,
         "GAMES_MAX_UNSTARTED_PER_USER": 10,
         "GAMES_MAX_UNSTARTED_PER_OPPONENT": 3,
+        "GAMES_CREATE_ABORT_LIMIT": 30,
         "GAMES_TURN_EMAIL_AFTER": 3600,
         "GAMES_TURN_EMAIL_EVERY": 86400,
     }

@@ -2,7 +2,9 @@
 
 - `beat`, a task that queues itself again every `BEAT_EVERY`: its latest finish
   is the worker's heartbeat in the database, which /workerz reads
-  (`worker_silence`); it also prunes old results.
+  (`worker_silence`); it also does the housekeeping (tictactoe_site.housekeeping:
+  expired sessions and rate-limit counts, old task results) and queues the
+  periodic jobs.
 - A worker killed in the middle of a task (kill -9, a crash, a power cut) leaves
   that task marked as running: `requeue_abandoned` puts it back in the queue when
   a worker with the same id starts again, so a queued email is never lost; a
@@ -31,6 +33,7 @@ from django.utils import timezone
 
 from games import private_dirs
 
+from . import housekeeping
 from .env import env_str
 
 logger = logging.getLogger(__name__)
@@ -38,7 +41,6 @@ logger = logging.getLogger(__name__)
 BEAT_EVERY = timedelta(seconds=15)
 SILENT_AFTER = timedelta(minutes=1)  # /workerz answers 503 past this
 ABANDONED_AFTER = timedelta(minutes=15)  # far longer than any task runs
-KEEP_RESULTS = timedelta(days=1)
 
 
 @functools.cache
@@ -86,9 +88,9 @@ def _results():
 
 @task
 def beat() -> str:
-    """The heartbeat: record that the worker runs tasks, prune, queue the next."""
+    """The heartbeat: record that the worker runs tasks, tidy, queue the next."""
     now = timezone.now()
-    _results().filter(finished_at__lt=now - KEEP_RESULTS).delete()
+    housekeeping.tidy(now)
     _results().filter(
         task_path=beat.module_path,
         status=TaskResultStatus.SUCCESSFUL,

@@ -3,6 +3,7 @@
 See README.md ("Configuration") for every variable.
 """
 
+from datetime import timedelta
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -185,15 +186,10 @@ elif DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
 _SQLITE = DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3"
 
 CACHES = {
-    # allauth's limits count here (accounts, below): the database's cache table,
-    # so every process and host shares the counts.
-    "default": {
-        "BACKEND": "django.core.cache.backends.db.DatabaseCache",
-        "LOCATION": "accounts_rate_limits",
-        # Expired counts are dropped past this many rows: high enough that nobody
-        # can evict live counts by filling the table.
-        "OPTIONS": {"MAX_ENTRIES": 100_000},
-    },
+    # allauth's limits count here (accounts, below): a table of the database
+    # that nothing evicts (accounts.rate_limits), so every process and host
+    # shares the counts and no one can reset them by filling it.
+    "default": {"BACKEND": "accounts.rate_limits.RateLimitStore"},
     # "pages": rendered game pages and lobbies, per process, keyed by what they
     # show (games.page_cache), so never stale and never shared between processes.
     "pages": {
@@ -354,6 +350,11 @@ GAMES_MAX_UNSTARTED_PER_USER = env_int("GAMES_MAX_UNSTARTED_PER_USER", 10, minim
 GAMES_MAX_UNSTARTED_PER_OPPONENT = env_int(
     "GAMES_MAX_UNSTARTED_PER_OPPONENT", 3, minimum=1
 )
+# Anti-churn: how many games one user may create or abort within
+# GAMES_CREATE_ABORT_WINDOW (games.views; 0: no limit). Each such change wakes
+# every lobby, so creating and aborting in a loop is slowed down here.
+GAMES_CREATE_ABORT_LIMIT = env_int("GAMES_CREATE_ABORT_LIMIT", 30, minimum=0)
+GAMES_CREATE_ABORT_WINDOW = timedelta(minutes=10)
 
 CSRF_FAILURE_VIEW = "games.errors.csrf_failure"
 
@@ -395,25 +396,29 @@ ACCOUNT_SESSION_REMEMBER = True
 # attacker clear an address's count with an account of their own). Reset requests
 # and confirmation mails: at most PASSWORD_RESET_LIMIT per email address and per
 # client address in the same time. Client addresses: accounts.client; IPv6 counts
-# per /64. 0 turns a limit off. The counts live in the database's cache table
+# per /64. 0 turns a limit off. The counts live in a table of their own
 # (CACHES["default"], above): every process and host shares them, and a lock row
-# makes each count atomic.
+# makes each count atomic. allauth checks a limit's rates in the order given and
+# stops at the first refusal: the client address first, so a paused address
+# writes no count for each username it tries (and an attempt refused for its
+# username still counts for its address). Every limit that can answer 429,
+# with its number: README ("Limits"), and accounts.refusals says its wait.
 LOGIN_FAILURE_LIMIT = env_int("DJANGO_LOGIN_FAILURE_LIMIT", 5, minimum=0)
 LOGIN_COOLOFF_MINUTES = env_int("DJANGO_LOGIN_COOLOFF_MINUTES", 15, minimum=1)
 PASSWORD_RESET_LIMIT = env_int("DJANGO_PASSWORD_RESET_LIMIT", 5, minimum=0)
 
 
-def _per_key_and_ip(limit: int) -> str | None:
+def _per_ip_and_key(limit: int) -> str | None:
     window = f"{LOGIN_COOLOFF_MINUTES}m"
-    return f"{limit}/{window}/key,{limit}/{window}/ip" if limit > 0 else None
+    return f"{limit}/{window}/ip,{limit}/{window}/key" if limit > 0 else None
 
 
 ACCOUNT_RATE_LIMITS = {
-    "login_failed": _per_key_and_ip(LOGIN_FAILURE_LIMIT),
+    "login_failed": _per_ip_and_key(LOGIN_FAILURE_LIMIT),
     # allauth's cap on all login attempts from one address goes with them.
     **({} if LOGIN_FAILURE_LIMIT > 0 else {"login": None}),
-    "reset_password": _per_key_and_ip(PASSWORD_RESET_LIMIT),
-    "confirm_email": _per_key_and_ip(PASSWORD_RESET_LIMIT),
+    "reset_password": _per_ip_and_key(PASSWORD_RESET_LIMIT),
+    "confirm_email": _per_ip_and_key(PASSWORD_RESET_LIMIT),
 }
 ALLAUTH_RATE_LIMIT_IPV6_PREFIX = 64
 # -- end of accounts ------------------------------------------------------------

@@ -14,4 +14,4 @@ handler403 = "games.errors.permission_denied"
 handler404 = "games.errors.not_found"
 handler500 = "games.errors.server_error"
 # allauth's limits answer with this page (allauth looks it up by this name).
-handler429 = "accounts.views.too_many_requests"
+handler429 = "accounts.refusals.too_many_requests"

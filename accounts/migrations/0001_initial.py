@@ -8,7 +8,8 @@
   account: it receives password resets once its owner confirms it.
 - Confirmed addresses unique in any case: a unique index on LOWER(email) where
   verified (allauth's own constraint compares the stored, lower-cased text).
-- The cache table allauth's limits count in (settings: CACHES["default"]).
+- The cache table allauth's limits counted in until 0003 replaced it (with no
+  database cache left in settings.CACHES, createcachetable makes none now).
 """
 
 from django.conf import settings
@@ -82,7 +83,9 @@ def create_cache_table(apps, schema_editor):
 
 
 def drop_cache_table(apps, schema_editor):
-    schema_editor.execute(f"DROP TABLE {schema_editor.quote_name(CACHE_TABLE)}")
+    schema_editor.execute(
+        f"DROP TABLE IF EXISTS {schema_editor.quote_name(CACHE_TABLE)}"
+    )
 
 
 class Migration(migrations.Migration):

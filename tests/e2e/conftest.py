@@ -146,7 +146,7 @@ def axe_source() -> str:
 
 @pytest.fixture(autouse=True)
 def fresh_login_limits(transactional_db):
-    """Every test starts with no counted logins or reset requests: they live in
-    the cache table, which the flush between live-server tests leaves alone
-    (and every browser comes from 127.0.0.1)."""
+    """Every test starts with no counted logins or reset requests (every
+    browser comes from 127.0.0.1): they live in their own table, the "default"
+    cache (accounts.rate_limits)."""
     cache.clear()
