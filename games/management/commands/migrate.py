@@ -13,6 +13,11 @@ the lock, the others wait, then read that everything is applied and do nothing.
 - SQLite: an exclusive flock on `<database file>.migrate-lock`, freed by the
   kernel when the process ends, and after the connection closed (its
   checkpoint done). An in-memory database has nothing to share.
+
+On PostgreSQL the migrations run with a `lock_timeout`: a schema change that
+waits for a table lock (behind a long query) would make every query of that
+table queue behind it, so it gives up after `LOCK_TIMEOUT` instead; run the
+release again (docs/operations.md, "Migrations on large tables").
 """
 
 import contextlib
@@ -29,6 +34,7 @@ logger = logging.getLogger("games.migrate")
 # database locks ("tictacto" in ASCII).
 LOCK_KEY = 0x7469637461637461
 WAITING = "Another migrate holds the migration lock: waiting for it to finish."
+LOCK_TIMEOUT = "5s"
 
 
 @contextlib.contextmanager
@@ -64,6 +70,22 @@ def sqlite_lock(connection):
             connection.close()
 
 
+@contextlib.contextmanager
+def lock_timeout(connection):
+    """`LOCK_TIMEOUT` on the connection the migrations run on (PostgreSQL),
+    reset after them: a test run's connection goes on to other work."""
+    if connection.vendor != "postgresql":
+        yield
+        return
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT set_config('lock_timeout', %s, false)", [LOCK_TIMEOUT])
+    try:
+        yield
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute("RESET lock_timeout")
+
+
 def migration_lock(connection):
     if connection.vendor == "postgresql":
         return postgresql_lock(connection)
@@ -74,5 +96,6 @@ def migration_lock(connection):
 
 class Command(migrate.Command):
     def handle(self, *args, **options):
-        with migration_lock(connections[options["database"]]):
+        connection = connections[options["database"]]
+        with migration_lock(connection), lock_timeout(connection):
             return super().handle(*args, **options)
