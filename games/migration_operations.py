@@ -8,6 +8,12 @@ CONCURRENTLY cannot run in a transaction: a migration using these sets
 `atomic = False`. SQLite has no CONCURRENTLY (and one writer at a time
 anyway): a plain CREATE INDEX. Django's own AddIndexConcurrently is
 PostgreSQL-only; these are the same operation on either engine.
+
+A release stopped half-way (a `lock_timeout`, a lost connection) leaves what
+a non-atomic migration had done, unrecorded, and a CONCURRENTLY build cut short
+leaves an INVALID index behind. So on PostgreSQL building an index is
+idempotent: a valid index of that name is kept, an invalid one dropped and
+built again; running the release again finishes the job.
 """
 
 from django.db import NotSupportedError
@@ -26,11 +32,29 @@ def _concurrently(schema_editor) -> bool:
     return True
 
 
+def _existing_index_valid(schema_editor, name: str) -> bool | None:
+    """Whether the index `name` (on the search path) is valid; None if absent."""
+    with schema_editor.connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT i.indisvalid FROM pg_index i JOIN pg_class c "
+            "ON c.oid = i.indexrelid WHERE c.relname = %s "
+            "AND pg_table_is_visible(c.oid)",
+            [name],
+        )
+        row = cursor.fetchone()
+    return None if row is None else row[0]
+
+
 def add_index(schema_editor, model, index) -> None:
-    if _concurrently(schema_editor):
-        schema_editor.add_index(model, index, concurrently=True)
-    else:
+    if not _concurrently(schema_editor):
         schema_editor.add_index(model, index)
+        return
+    valid = _existing_index_valid(schema_editor, index.name)
+    if valid:
+        return  # built by a release that stopped after it
+    if valid is False:  # a build cut short
+        schema_editor.remove_index(model, index, concurrently=True)
+    schema_editor.add_index(model, index, concurrently=True)
 
 
 def remove_index(schema_editor, model, index) -> None:

@@ -201,6 +201,36 @@ def test_a_concurrent_index_in_a_transaction_is_refused_with_the_fix():
     assert "game_probe" not in indexes_of("games_game")
 
 
+def index_valid(name: str):
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT indisvalid FROM pg_index WHERE indexrelid = %s::regclass", [name]
+        )
+        return cursor.fetchone()[0]
+
+
+@pytest.mark.postgresql_only
+@pytest.mark.django_db(transaction=True)
+def test_a_release_run_again_finishes_an_index_build_cut_short():
+    """Run again after a stop, the migration keeps the indexes already built
+    and builds again one a stopped CREATE INDEX CONCURRENTLY left INVALID."""
+    migration = MigrationLoader(connection).get_migration(
+        "games", "0010_task_table_indexes"
+    )
+    state = MigrationLoader(connection).project_state()
+    with connection.cursor() as cursor:  # as a build cut short leaves it
+        cursor.execute(
+            "UPDATE pg_index SET indisvalid = false "
+            "WHERE indexrelid = 'tasks_finished_at'::regclass"
+        )
+    assert index_valid("tasks_finished_at") is False
+    with connection.schema_editor(atomic=False) as editor:
+        for operation in migration.operations:
+            operation.database_forwards("games", editor, state, state)
+    assert index_valid("tasks_path_status_finished") is True
+    assert index_valid("tasks_finished_at") is True
+
+
 # -- the task table -----------------------------------------------------------------
 
 TASK_TABLE = DBTaskResult._meta.db_table
