@@ -303,9 +303,13 @@ def run_going_elsewhere(tmp_path, monkeypatch):
     database (a file database: the tests' in-memory one has no neighbours)."""
     if connection.vendor == "postgresql":
         params = connection.get_connection_params()
+        key = advisory_key("turn-emails")
         with connection.Database.connect(**params, autocommit=True) as other:
-            other.execute("SELECT pg_advisory_lock(%s)", [advisory_key("turn-emails")])
+            other.execute("SELECT pg_advisory_lock(%s)", [key])
             yield
+            # Not left to the end of the connection: the server frees the
+            # locks of a closed connection a moment after the client has gone.
+            other.execute("SELECT pg_advisory_unlock(%s)", [key])
         return
     database = tmp_path / "db.sqlite3"
     monkeypatch.setitem(connection.settings_dict, "NAME", str(database))
