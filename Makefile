@@ -166,4 +166,4 @@ superuser: install .env ## migrate, then create an admin account
 	$(PY) manage.py createsuperuser
 
 clean: ## remove .venv, .env, the SQLite database, the session cache, collected static files, node_modules
-	rm -rf $(VENV) .env .cache db.sqlite3 db.sqlite3-wal db.sqlite3-shm db.sqlite3.migrate-lock staticfiles node_modules artifacts
+	rm -rf $(VENV) .env .cache db.sqlite3 db.sqlite3-wal db.sqlite3-shm db.sqlite3.migrate-lock db.sqlite3.turn-emails-lock staticfiles node_modules artifacts
