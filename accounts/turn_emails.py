@@ -78,9 +78,9 @@ def _not_sent_since(now: datetime) -> Q:
 
 
 def _unseen_since_it_began_waiting(seen_field: str):
-    """SQL, in a query of games under one of preferences: the game began
-    waiting (`updated_at`) after the player's `seen_field` time, or they have
-    none."""
+    """SQL over games, inside a query over preferences (`seen_field`, a path
+    from the preference): the game began waiting (`updated_at`) after the
+    player was last seen that way, or they never were."""
     seen = OuterRef(seen_field)
     return IsNull(seen, True) | GreaterThan(F("updated_at"), seen)
 

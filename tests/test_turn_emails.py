@@ -270,6 +270,30 @@ def opt_in_many(count: int) -> list:
     return users
 
 
+def test_the_search_finds_whom_the_rule_says_a_game_waits_on(
+    alice, bob, carol, make_user
+):
+    """`due` asks "whose turn" in SQL (games.models.turn_of); the players it
+    finds are those games.rules says a game waits on, game by game."""
+    dave, erin = make_user("dave"), make_user("erin")
+    players = [alice, bob, carol, dave, erin]
+    for player in players:
+        confirm(player, f"{player.username}@example.com")
+        turn_emails.set_turn_emails(user=player, enabled=True)
+    services.create_game(creator=alice, opponent=bob, side="o")  # X: bob
+    play_cells(services.create_game(creator=bob, opponent=carol, side="x"), (0, 0))
+    play_cells(services.create_game(creator=erin, opponent=alice, side="x"), (1, 1))
+    play_cells(services.create_game(creator=dave, opponent=dave), (0, 0), (1, 1))
+    services.create_game(creator=erin)  # open: waits on nobody
+    now = timezone.now() + 2 * AFTER
+    assert turn_emails.candidates(now) == sorted(
+        player.pk
+        for player in players
+        if any(game.is_turn_of(player) for game in Game.objects.all())
+    )
+    assert turn_emails.candidates(now) == sorted([alice.pk, bob.pk, carol.pk, dave.pk])
+
+
 @pytest.mark.parametrize("idle", [10, 10_000])
 def test_a_run_costs_what_its_mail_costs_however_many_opted_in(
     alice, bob, carol, bob_opted_in, idle, django_assert_num_queries
