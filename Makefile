@@ -14,7 +14,7 @@ PORT ?= 8000
 NPM := $(shell command -v npm 2>/dev/null)
 NODE_STAMP := node_modules/.installed
 
-.PHONY: help install run release serve test test-sqlite test-postgres bench bench-servers lint format superuser check clean
+.PHONY: help install run release serve backup test test-sqlite test-postgres bench bench-servers lint format superuser check clean
 
 # Each target's line carries its description after "## ": `make help` lists them.
 help: ## this list
@@ -98,6 +98,14 @@ serve: ## production server (debug off; needs DJANGO_SECRET_KEY): make release, 
 	@$(MAKE) --no-print-directory release
 	HOST=$(HOST) PORT=$(PORT) exec $(PY) -m tictactoe_site.serve 2>&1
 
+# A consistent copy of the database, taken while the site runs (PostgreSQL:
+# pg_dump's custom format; SQLite: its online backup), into BACKUP_DIR, which only
+# this user may read (games/management/commands/backup.py). Needs the server's
+# variables (DATABASE_URL, DJANGO_SECRET_KEY); restoring: docs/operations.md.
+BACKUP_DIR ?= backups
+backup: $(RUNTIME_STAMP) ## a consistent backup of the database into BACKUP_DIR (default backups/); prints its path
+	$(PY) manage.py backup --dir "$(BACKUP_DIR)"
+
 # The suite runs on SQLite, then once more on PostgreSQL at TEST_POSTGRES_URL when
 # that server answers, whatever DATABASE_URL holds; REQUIRE_POSTGRES=1 (CI) makes
 # an unreachable PostgreSQL an error instead of a note. Each pass leaves a JUnit
@@ -158,4 +166,4 @@ superuser: install .env ## migrate, then create an admin account
 	$(PY) manage.py createsuperuser
 
 clean: ## remove .venv, .env, the SQLite database, the session cache, collected static files, node_modules
-	rm -rf $(VENV) .env .cache db.sqlite3 db.sqlite3-wal db.sqlite3-shm db.sqlite3.migrate-lock staticfiles node_modules artifacts
+	rm -rf $(VENV) .env .cache db.sqlite3 db.sqlite3-wal db.sqlite3-shm db.sqlite3.migrate-lock db.sqlite3.turn-emails-lock staticfiles node_modules artifacts

@@ -7,6 +7,13 @@ on the site since it began waiting; at most one per `GAMES_TURN_EMAIL_EVERY`.
 (tictactoe_site.heartbeat queues it): no cron. Each email is queued (the default
 mailer, tictactoe_site.mail) in the transaction that records it as sent, so a
 worker stopped between the two can neither lose it nor send it twice.
+
+A run costs what its mail costs: one query finds the players due an email
+(`due`: opted in, confirmed, not mailed lately, and a game waiting on them past
+the delay), so players with nothing waiting cost nothing however many opted in;
+then one locked transaction per email. Runs never overlap, on any number of
+workers and hosts: a run that finds another still going skips
+(tictactoe_site.job_locks).
 """
 
 from datetime import datetime, timedelta
@@ -16,13 +23,15 @@ from django.conf import settings
 from django.core import signing
 from django.core.mail import EmailMessage
 from django.db import transaction
-from django.db.models import Q
+from django.db.models import Exists, F, OuterRef, Q
+from django.db.models.lookups import GreaterThan, IsNull
 from django.tasks import task
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import timezone
 
-from games.models import Game
+from games.models import Game, turn_of
+from tictactoe_site.job_locks import running_alone
 
 from .models import TurnEmailPreference
 
@@ -68,31 +77,56 @@ def _not_sent_since(now: datetime) -> Q:
     return Q(last_sent_at__isnull=True) | Q(last_sent_at__lte=now - _every())
 
 
+def _unseen_since_it_began_waiting(seen_field: str):
+    """SQL over games, inside a query over preferences (`seen_field`, a path
+    from the preference): the game began waiting (`updated_at`) after the
+    player was last seen that way, or they never were."""
+    seen = OuterRef(seen_field)
+    return IsNull(seen, True) | GreaterThan(F("updated_at"), seen)
+
+
+def due(now: datetime) -> Q:
+    """SQL, over TurnEmailPreference: the player may be emailed at `now`. Opted
+    in, active, a confirmed address, not emailed within `GAMES_TURN_EMAIL_EVERY`,
+    and a game (whose turn: games.models.turn_of, from games.rules) has waited on
+    them more than `GAMES_TURN_EMAIL_AFTER` without them on the site since it
+    began waiting (their last login and last page, accounts.middleware)."""
+    waited = Game.objects.filter(
+        turn_of(OuterRef("user")),
+        _unseen_since_it_began_waiting("user__last_login"),
+        _unseen_since_it_began_waiting("last_seen_at"),
+        updated_at__lte=now - _after(),
+    )
+    confirmed = EmailAddress.objects.filter(user=OuterRef("user"), verified=True)
+    return (
+        _not_sent_since(now)
+        & Q(enabled=True, user__is_active=True)
+        & Q(Exists(confirmed))
+        & Q(Exists(waited))
+    )
+
+
 def candidates(now: datetime) -> list[int]:
-    """Ids of the users who may be due an email at `now`."""
+    """Ids of the users due an email at `now`: one query."""
     return list(
-        TurnEmailPreference.objects.filter(
-            _not_sent_since(now),
-            enabled=True,
-            user__is_active=True,
-            user__emailaddress__verified=True,
-        )
+        TurnEmailPreference.objects.filter(due(now))
         .values_list("user_id", flat=True)
-        .distinct()
         .order_by("user_id")
     )
 
 
 @transaction.atomic
 def send_turn_email(*, user_id: int, now: datetime) -> bool:
-    """Queue `user_id`'s email if it is due at `now`; True if it was."""
+    """Queue `user_id`'s email if it is due at `now`; True if it was. Asked
+    again under the preference's lock: another run, or the player, may have
+    changed it since `candidates` looked."""
     preference = (
-        TurnEmailPreference.objects.select_for_update()
+        TurnEmailPreference.objects.select_for_update(of=("self",))
         .select_related("user")
-        .filter(_not_sent_since(now), user_id=user_id, enabled=True)
+        .filter(due(now), user_id=user_id)
         .first()
     )
-    if preference is None:  # sent or unsubscribed since candidates() looked
+    if preference is None:
         return False
     user = preference.user
     address = (
@@ -100,17 +134,9 @@ def send_turn_email(*, user_id: int, now: datetime) -> bool:
         .order_by("-primary", "id")
         .first()
     )
-    if address is None or not user.is_active:
+    if address is None:  # unconfirmed or removed since due() looked
         return False
-    seen = max(
-        (t for t in (user.last_login, preference.last_seen_at) if t), default=None
-    )
     games = list(Game.objects.waiting_on(user))
-    if not any(
-        game.updated_at <= now - _after() and (seen is None or seen < game.updated_at)
-        for game in games
-    ):
-        return False
     url = unsubscribe_url(user.pk)
     context = {
         "user": user,
@@ -142,6 +168,13 @@ def send_due_turn_emails(*, now: datetime | None = None) -> int:
     return sum(send_turn_email(user_id=pk, now=now) for pk in candidates(now))
 
 
+# Skipped, not queued again: the run going on does this run's work.
+STILL_RUNNING = "skipped: another run is still going"
+
+
 @task
 def send_turn_emails() -> str:
-    return f"{send_due_turn_emails()} queued"
+    with running_alone("turn-emails") as alone:
+        if not alone:
+            return STILL_RUNNING
+        return f"{send_due_turn_emails()} queued"

@@ -2,12 +2,16 @@
 the job the worker runs (with a controlled clock: `now` is passed in), the
 signed one-click unsubscribe, and the activity stamp (accounts.middleware)."""
 
+import contextlib
+import fcntl
 from datetime import timedelta
 
 import pytest
 from allauth.account.models import EmailAddress
+from django.contrib.auth import get_user_model
 from django.core import mail, signing
 from django.core.cache import caches
+from django.db import connection
 from django.test import Client
 from django.utils import timezone
 from django_tasks_db.models import DBTaskResult
@@ -18,7 +22,8 @@ from accounts.models import TurnEmailPreference
 from games import services
 from games.models import Game
 from tictactoe_site.bridge import DEFER
-from tictactoe_site.heartbeat import start_beating
+from tictactoe_site.heartbeat import queue_periodic, start_beating
+from tictactoe_site.job_locks import advisory_key
 from tictactoe_site.mail import deliver, from_json
 
 from .conftest import play_cells
@@ -244,6 +249,128 @@ def test_the_worker_runs_the_job_on_its_own_schedule(
         == 1
     )
     assert len(mail.outbox) == 1
+
+
+# -- what a run costs, one run at a time ------------------------------------------
+
+
+def opt_in_many(count: int) -> list:
+    """`count` players opted in with a confirmed address, straight into the
+    tables (no games: nothing waits on them)."""
+    users = get_user_model().objects.bulk_create(
+        get_user_model()(username=f"player{n}", password="!") for n in range(count)
+    )
+    EmailAddress.objects.bulk_create(
+        EmailAddress(user=u, email=f"{u.username}@example.com", verified=True)
+        for u in users
+    )
+    TurnEmailPreference.objects.bulk_create(
+        TurnEmailPreference(user=u, enabled=True) for u in users
+    )
+    return users
+
+
+def test_the_search_finds_whom_the_rule_says_a_game_waits_on(
+    alice, bob, carol, make_user
+):
+    """`due` asks "whose turn" in SQL (games.models.turn_of); the players it
+    finds are those games.rules says a game waits on, game by game."""
+    dave, erin = make_user("dave"), make_user("erin")
+    players = [alice, bob, carol, dave, erin]
+    for player in players:
+        confirm(player, f"{player.username}@example.com")
+        turn_emails.set_turn_emails(user=player, enabled=True)
+    services.create_game(creator=alice, opponent=bob, side="o")  # X: bob
+    play_cells(services.create_game(creator=bob, opponent=carol, side="x"), (0, 0))
+    play_cells(services.create_game(creator=erin, opponent=alice, side="x"), (1, 1))
+    play_cells(services.create_game(creator=dave, opponent=dave), (0, 0), (1, 1))
+    services.create_game(creator=erin)  # open: waits on nobody
+    now = timezone.now() + 2 * AFTER
+    assert turn_emails.candidates(now) == sorted(
+        player.pk
+        for player in players
+        if any(game.is_turn_of(player) for game in Game.objects.all())
+    )
+    assert turn_emails.candidates(now) == sorted([alice.pk, bob.pk, carol.pk, dave.pk])
+
+
+@pytest.mark.parametrize("idle", [10, 10_000])
+def test_a_run_costs_what_its_mail_costs_however_many_opted_in(
+    alice, bob, carol, bob_opted_in, idle, django_assert_num_queries
+):
+    opt_in_many(idle)
+    # Nothing waits on bob: his move is made, or the game is over, or it is
+    # a game between others.
+    play_cells(services.create_game(creator=alice, opponent=bob, side="o"), (0, 0))
+    services.forfeit(
+        game_id=services.create_game(creator=alice, opponent=bob, side="o").pk,
+        user=bob,
+    )
+    game = services.create_game(creator=alice, opponent=carol, side="o")
+    now = waiting_since(game) + 2 * AFTER
+    with django_assert_num_queries(1):
+        assert turn_emails.send_due_turn_emails(now=now) == 0
+    # One game waits on bob: one email, the same cost with 10 idle players or
+    # 10,000: the search, then the email's transaction (begin, the locked
+    # preference, address, games, the queued mail, the record, commit).
+    waiting = services.create_game(creator=carol, opponent=bob, side="o")
+    now = waiting_since(waiting) + 2 * AFTER
+    with django_assert_num_queries(8):
+        assert turn_emails.send_due_turn_emails(now=now) == 1
+    assert [message.to for message in queued()] == [["bob@example.com"]]
+
+
+@contextlib.contextmanager
+def run_going_elsewhere(tmp_path, monkeypatch):
+    """The turn-email job's lock, held by another process: PostgreSQL's advisory
+    lock from a connection of its own; on SQLite the lock file beside the
+    database (a file database: the tests' in-memory one has no neighbours)."""
+    if connection.vendor == "postgresql":
+        params = connection.get_connection_params()
+        key = advisory_key("turn-emails")
+        with connection.Database.connect(**params, autocommit=True) as other:
+            other.execute("SELECT pg_advisory_lock(%s)", [key])
+            yield
+            # Not left to the end of the connection: the server frees the
+            # locks of a closed connection a moment after the client has gone.
+            other.execute("SELECT pg_advisory_unlock(%s)", [key])
+        return
+    database = tmp_path / "db.sqlite3"
+    monkeypatch.setitem(connection.settings_dict, "NAME", str(database))
+    with open(f"{database}.turn-emails-lock", "a") as other:
+        fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        yield
+
+
+def test_a_run_skips_while_another_is_still_going(
+    alice, bob, bob_opted_in, tmp_path, monkeypatch
+):
+    game = services.create_game(creator=alice, opponent=bob, side="o")
+    Game.objects.filter(pk=game.pk).update(updated_at=timezone.now() - 2 * AFTER)
+    with run_going_elsewhere(tmp_path, monkeypatch):
+        assert turn_emails.send_turn_emails.call() == turn_emails.STILL_RUNNING
+        assert queued() == []
+        assert TurnEmailPreference.objects.get(user=bob).last_sent_at is None
+    # The other run is over: the next one sends.
+    assert turn_emails.send_turn_emails.call() == "1 queued"
+    assert len(queued()) == 1
+
+
+def test_the_job_is_not_queued_again_while_a_run_waits_or_runs(db):
+    """A run slower than a minute is not joined by a queue of more."""
+    queued_long_ago = turn_emails.send_turn_emails.enqueue()
+    later = timezone.now() + 10 * turn_emails.RUN_EVERY
+    queue_periodic(later)
+    jobs = DBTaskResult.objects.filter(
+        task_path=turn_emails.send_turn_emails.module_path
+    )
+    assert [str(job.pk) for job in jobs] == [queued_long_ago.id]
+    jobs.update(status="RUNNING")
+    queue_periodic(later)
+    assert jobs.count() == 1
+    jobs.update(status="SUCCESSFUL")
+    queue_periodic(later)  # the last run is over and older than a minute
+    assert jobs.count() == 2
 
 
 # -- the account page -------------------------------------------------------------

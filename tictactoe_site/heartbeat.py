@@ -26,7 +26,7 @@ from pathlib import Path
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Max
+from django.db.models import Max, Q
 from django.tasks import TaskResultStatus, task
 from django.tasks.signals import task_finished
 from django.utils import timezone
@@ -106,11 +106,15 @@ def beat() -> str:
 
 
 def queue_periodic(now) -> None:
-    """Queue each periodic job not queued within its period."""
+    """Queue each periodic job not queued within its period, nor still waiting
+    or running (a slow run is not joined by a pile of queued ones; runs that
+    meet anyway skip, accounts.turn_emails)."""
     from accounts.turn_emails import RUN_EVERY, send_turn_emails
 
     recent = _results().filter(
-        task_path=send_turn_emails.module_path, enqueued_at__gt=now - RUN_EVERY
+        Q(enqueued_at__gt=now - RUN_EVERY)
+        | Q(status__in=[TaskResultStatus.READY, TaskResultStatus.RUNNING]),
+        task_path=send_turn_emails.module_path,
     )
     if not recent.exists():
         send_turn_emails.enqueue()

@@ -9,15 +9,22 @@ the lock, the others wait, then read that everything is applied and do nothing.
 - PostgreSQL: a session-level advisory lock, taken on a connection of its own
   opened with the database's parameters (Django's connection, pooled or not, is
   left as it is); the server frees it when that connection ends, even when the
-  process is killed.
+  process is killed. A migrate that finds it taken asks again every
+  `POLL_EVERY` seconds.
 - SQLite: an exclusive flock on `<database file>.migrate-lock`, freed by the
   kernel when the process ends, and after the connection closed (its
   checkpoint done). An in-memory database has nothing to share.
+
+On PostgreSQL the migrations run with a `lock_timeout`: a schema change that
+waits for a table lock (behind a long query) would make every query of that
+table queue behind it, so it gives up after `LOCK_TIMEOUT` instead; run the
+release again (docs/operations.md, "Migrations on large tables").
 """
 
 import contextlib
 import fcntl
 import logging
+import time
 from pathlib import Path
 
 from django.core.management.commands import migrate
@@ -29,6 +36,16 @@ logger = logging.getLogger("games.migrate")
 # database locks ("tictacto" in ASCII).
 LOCK_KEY = 0x7469637461637461
 WAITING = "Another migrate holds the migration lock: waiting for it to finish."
+LOCK_TIMEOUT = "5s"
+# A migrate waiting for another asks again this often (seconds), rather than
+# wait in pg_advisory_lock: that one statement would stay open all the while,
+# and the other's CREATE INDEX CONCURRENTLY waits for every open transaction
+# to end (seen: the two waited on each other until the lock_timeout).
+POLL_EVERY = 0.5
+
+
+def _try_lock(own) -> bool:
+    return own.execute("SELECT pg_try_advisory_lock(%s)", [LOCK_KEY]).fetchone()[0]
 
 
 @contextlib.contextmanager
@@ -36,10 +53,10 @@ def postgresql_lock(connection):
     params = connection.get_connection_params()
     # The lock goes with the connection, closed at the end of the block.
     with connection.Database.connect(**params, autocommit=True) as own:
-        (taken,) = own.execute("SELECT pg_try_advisory_lock(%s)", [LOCK_KEY]).fetchone()
-        if not taken:
+        if not _try_lock(own):
             logger.info(WAITING)
-            own.execute("SELECT pg_advisory_lock(%s)", [LOCK_KEY])
+            while not _try_lock(own):
+                time.sleep(POLL_EVERY)
         yield
 
 
@@ -64,6 +81,22 @@ def sqlite_lock(connection):
             connection.close()
 
 
+@contextlib.contextmanager
+def lock_timeout(connection):
+    """`LOCK_TIMEOUT` on the connection the migrations run on (PostgreSQL),
+    reset after them: a test run's connection goes on to other work."""
+    if connection.vendor != "postgresql":
+        yield
+        return
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT set_config('lock_timeout', %s, false)", [LOCK_TIMEOUT])
+    try:
+        yield
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute("RESET lock_timeout")
+
+
 def migration_lock(connection):
     if connection.vendor == "postgresql":
         return postgresql_lock(connection)
@@ -74,5 +107,6 @@ def migration_lock(connection):
 
 class Command(migrate.Command):
     def handle(self, *args, **options):
-        with migration_lock(connections[options["database"]]):
+        connection = connections[options["database"]]
+        with migration_lock(connection), lock_timeout(connection):
             return super().handle(*args, **options)
