@@ -247,6 +247,29 @@ ACCOUNT_ROUTES = [
     ("GET", "/accounts/turn-email/unsubscribe/MQ:token/"),  # not a valid link
     ("POST", "/accounts/turn-email/unsubscribe/MQ:token/"),
 ]
+# -- two-factor authentication and passkeys (allauth.mfa) --
+ACCOUNT_ROUTES += [
+    ("GET", "/accounts/2fa/"),
+    ("GET", "/accounts/2fa/authenticate/"),
+    ("POST", "/accounts/2fa/authenticate/"),
+    ("GET", "/accounts/2fa/totp/activate/"),
+    ("POST", "/accounts/2fa/totp/activate/"),
+    ("GET", "/accounts/2fa/totp/deactivate/"),
+    ("POST", "/accounts/2fa/totp/deactivate/"),
+    ("GET", "/accounts/2fa/recovery-codes/"),
+    ("GET", "/accounts/2fa/recovery-codes/generate/"),
+    ("POST", "/accounts/2fa/recovery-codes/generate/"),
+    ("GET", "/accounts/2fa/recovery-codes/download/"),
+    ("GET", "/accounts/2fa/webauthn/"),
+    ("GET", "/accounts/2fa/webauthn/add/"),
+    ("POST", "/accounts/2fa/webauthn/add/"),
+    ("GET", "/accounts/2fa/webauthn/keys/{id}/remove/"),
+    ("POST", "/accounts/2fa/webauthn/keys/{id}/remove/"),
+    ("GET", "/accounts/2fa/webauthn/keys/{id}/edit/"),
+    ("POST", "/accounts/2fa/webauthn/keys/{id}/edit/"),
+    ("GET", "/accounts/2fa/webauthn/login/"),
+    ("POST", "/accounts/2fa/webauthn/login/"),
+]
 ROUTES += ACCOUNT_ROUTES
 # Served by the ASGI stream handler (games.streams), not by Django's views.
 STREAM_ROUTES = ["/games/{id}/events/", "/lobby/events/"]
