@@ -1,10 +1,10 @@
 """allauth.mfa's adapter with what this site changes: passkeys belong to the
 site's own name (DJANGO_SITE_URL), whatever Host header a request carried, and
-every change to a second factor mails its owner a notice."""
+every change to a second factor mails its owner a notice (send_notice, which
+allauth reaches through the account adapter's send_notification_mail)."""
 
 from urllib.parse import urlsplit
 
-from allauth.account.adapter import get_adapter as get_account_adapter
 from allauth.account.models import EmailAddress
 from allauth.mfa.adapter import DefaultMFAAdapter
 from django.conf import settings
@@ -33,26 +33,24 @@ class MFAAdapter(DefaultMFAAdapter):
         (and a browser on another name, or an IP address, is refused)."""
         return {"id": urlsplit(settings.SITE_URL).hostname, "name": SITE_NAME}
 
-    def send_notification_mail(
-        self, template_prefix: str, user, context=None, email=None
-    ) -> None:
-        """The notice of a second factor set up or removed, or recovery codes
-        made again: to the owner's confirmed address, through the mail queue
-        (accounts.adapter's send_mail), whatever ACCOUNT_EMAIL_NOTIFICATIONS
-        says for the other notices."""
-        email = email or confirmed_address(user)
-        if not email:
-            return
-        account_adapter = get_account_adapter()
-        request = account_adapter.request
-        user_agent = account_adapter.get_http_user_agent(request)
-        account_adapter.send_mail(
-            template_prefix,
-            email,
-            {
-                "timestamp": timezone.now(),
-                "ip": account_adapter.get_client_ip(request),
-                "user_agent": user_agent[:USER_AGENT_SHOWN],
-                **(context or {}),
-            },
-        )
+
+def send_notice(account_adapter, template_prefix: str, user, context=None) -> None:
+    """The notice of a second factor set up or removed, or of recovery codes made
+    again: to the owner's confirmed address, through the mail queue (the account
+    adapter's send_mail), whatever ACCOUNT_EMAIL_NOTIFICATIONS says for allauth's
+    other notices."""
+    email = confirmed_address(user)
+    if not email:
+        return
+    request = account_adapter.request
+    user_agent = account_adapter.get_http_user_agent(request)
+    account_adapter.send_mail(
+        template_prefix,
+        email,
+        {
+            "timestamp": timezone.now(),
+            "ip": account_adapter.get_client_ip(request),
+            "user_agent": user_agent[:USER_AGENT_SHOWN],
+            **(context or {}),
+        },
+    )

@@ -431,6 +431,10 @@ MFA_SUPPORTED_TYPES = ["totp", "recovery_codes", "webauthn"]
 MFA_PASSKEY_LOGIN_ENABLED = True
 # The issuer an authenticator app shows beside the code (not the Host header).
 MFA_TOTP_ISSUER = "tictactoe"
+# A code is also accepted in the 30 s before and after its own (a phone's clock
+# drifts; a code typed at the end of its time reaches the server in the next).
+# Each is accepted once.
+MFA_TOTP_TOLERANCE = 1
 # An address is used only once confirmed here (password resets, notices), so an
 # unconfirmed one blocks neither setting up a second factor nor changing the
 # address afterwards (allauth's default forbids both).
