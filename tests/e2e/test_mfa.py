@@ -202,7 +202,7 @@ def test_passkeys_log_in_alone_and_as_the_second_step(player, axe_source):
     # The passkey alone: no username, no password.
     log_out(page)
     assert serious_violations(page, axe_source) == []
-    page.get_by_role("button", name="Log in with a passkey").click()
+    page.get_by_role("button", name="Use a passkey", exact=True).click()
     expect(page.locator(".whoami")).to_have_text("Signed in as alice")
 
     # After the password, the passkey is the second step.
@@ -221,7 +221,7 @@ def test_passkeys_log_in_alone_and_as_the_second_step(player, axe_source):
     assert not Authenticator.objects.filter(user=alice.user).exists()
     assert [m.subject for m in mail.outbox][1:] == ["[tictactoe] Security Key Removed"]
     log_out(page)
-    page.get_by_role("button", name="Log in with a passkey").click()
+    page.get_by_role("button", name="Use a passkey", exact=True).click()
     expect(page.get_by_role("status")).to_be_visible()
     expect(page.locator(".whoami")).to_have_count(0)
     assert refusals == []
