@@ -5,6 +5,7 @@ logins, a recovery code usable once. Codes come from tests/support/totp.py,
 computed from the secret the page shows. The browser tests (passkeys, the
 pages): tests/e2e/test_mfa.py; the admin: tests/test_mfa_admin.py."""
 
+import json
 import re
 from pathlib import Path
 
@@ -17,6 +18,7 @@ from accounts.urls import urlpatterns
 
 from .conftest import PASSWORD
 from .support.account_client import confirmed, logged_in_as
+from .support.hostile import send
 from .support.totp import hotp, totp, wrong_code
 
 SECRET = re.compile(
@@ -262,3 +264,82 @@ def test_every_two_factor_route_is_in_the_readme():
             for row in rows
             for form in written
         ), f"{path} is not in README's routes table"
+
+
+@pytest.mark.parametrize(
+    "credential",
+    ["", "{}", '{"id": "x", "type": "public-key"}', "not json", "[1, 2]"],
+)
+def test_a_passkey_that_is_not_one_adds_nothing(alice_client, alice, credential):
+    path = "/accounts/2fa/webauthn/add/"
+    reauthenticate(alice_client, path)
+    assert alice_client.get(path).status_code == 200  # the challenge is made
+    response = alice_client.post(path, {"name": "Mine", "credential": credential})
+    assert response.status_code == 400
+    assert "No passkey was added: press Add and follow your browser" in response.text
+    assert factors(alice) == set()
+
+
+HOSTILE_CREDENTIALS = [
+    '{"id": "x"}',
+    '{"id": "x", "rawId": "x", "response": {}}',
+    '{"id": 5, "rawId": null, "type": 3, "response": {"clientDataJSON": 1}}',
+    '{"response": {"userHandle": 5}}',
+    json.dumps(
+        {
+            "id": "AA",
+            "rawId": "AA",
+            "type": "public-key",
+            "response": {"clientDataJSON": "AA", "attestationObject": "AA"},
+        }
+    ),
+    json.dumps(
+        {
+            "id": "AA",
+            "rawId": "AA",
+            "type": "public-key",
+            "response": {
+                "clientDataJSON": "AA",
+                "authenticatorData": "AA",
+                "signature": "AA",
+                "userHandle": "MQ",
+            },
+        }
+    ),
+    "[]",
+    "null",
+]
+
+
+@pytest.mark.parametrize("credential", HOSTILE_CREDENTIALS)
+def test_a_malformed_passkey_answer_is_refused_not_a_500(
+    alice_client, alice, credential
+):
+    """Regression: allauth let fido2's KeyError and ValueError escape (a 500)
+    for these; accounts.mfa_forms makes each the form's refusal."""
+    add = "/accounts/2fa/webauthn/add/"
+    reauthenticate(alice_client, add)
+    alice_client.get(add)  # the challenge
+    added = send(alice_client, "POST", add, {"name": "x", "credential": credential})
+    assert added.status_code == 400
+    assert "No passkey was added" in added.text
+
+    passkey = Client()
+    passkey.get("/accounts/2fa/webauthn/login/", HTTP_ACCEPT="application/json")
+    login = send(
+        passkey, "POST", "/accounts/2fa/webauthn/login/", {"credential": credential}
+    )
+    assert login.status_code == 302
+    assert login["Location"] == "/accounts/login/"
+    assert logged_in_as(passkey) is None
+
+    Authenticator.objects.create(user=alice, type="totp", data={"secret": "A" * 32})
+    second = password_step()
+    second.get("/accounts/2fa/authenticate/")
+    step = send(
+        second, "POST", "/accounts/2fa/authenticate/", {"credential": credential}
+    )
+    assert step.status_code == 200
+    assert "That passkey or security key is not one of yours" in step.text
+    assert logged_in_as(second) is None
+    assert factors(alice) == {"totp"}

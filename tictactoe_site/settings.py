@@ -427,6 +427,11 @@ ALLAUTH_RATE_LIMIT_IPV6_PREFIX = 64
 # (allauth's "login_failed" limit, above), per account and per client address.
 # Staff open the admin only with a second factor (accounts.admin_gate).
 MFA_ADAPTER = "accounts.mfa_adapter.MFAAdapter"
+MFA_FORMS = {
+    "add_webauthn": "accounts.mfa_forms.AddWebAuthnForm",
+    "authenticate_webauthn": "accounts.mfa_forms.AuthenticateWebAuthnForm",
+    "login_webauthn": "accounts.mfa_forms.LoginWebAuthnForm",
+}
 MFA_SUPPORTED_TYPES = ["totp", "recovery_codes", "webauthn"]
 MFA_PASSKEY_LOGIN_ENABLED = True
 # The issuer an authenticator app shows beside the code (not the Host header).
