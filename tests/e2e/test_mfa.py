@@ -111,6 +111,11 @@ def test_authenticator_app_with_the_keyboard_on_a_phone(player, axe_source):
     assert [m.subject for m in mail.outbox] == [
         "[tictactoe] Authenticator App Activated"
     ]
+    page.get_by_role("link", name="Two-factor").click()
+    expect(page.get_by_role("heading", name="Authenticator app")).to_be_visible()
+    expect(page.locator("#main")).to_contain_text("10 unused")
+    assert fits_the_screen(page)
+    assert serious_violations(page, axe_source) == []
 
     # Logging in now takes the password, then a code.
     log_out(page)

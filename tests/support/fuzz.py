@@ -127,6 +127,10 @@ NASTY = [
     "javascript:alert(1)",
     "game_detail",
     "lobby",
+    # A code, and passkey answers that are not one.
+    "123456",
+    '{"id": "x"}',
+    '{"id": 5, "rawId": null, "response": {"userHandle": 5}}',
 ]
 
 hostile_text = st.one_of(
@@ -160,6 +164,8 @@ FIELDS = [
 ]
 # -- account pages: their fields --
 FIELDS += ["email", "old_password", "new_password1", "new_password2"]
+# -- two-factor pages: their fields --
+FIELDS += ["code", "credential", "name", "passwordless"]
 
 field_values = st.one_of(hostile_text, st.lists(hostile_text, max_size=3))
 form_data = st.dictionaries(
