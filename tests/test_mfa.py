@@ -343,3 +343,21 @@ def test_a_malformed_passkey_answer_is_refused_not_a_500(
     assert "That passkey or security key is not one of yours" in step.text
     assert logged_in_as(second) is None
     assert factors(alice) == {"totp"}
+
+
+def test_an_account_with_a_second_factor_still_changes_its_address(
+    alice_client, alice, alice_with_app
+):
+    """allauth's default (MFA_ALLOW_UNVERIFIED_EMAIL off) refuses a new address
+    to an account with a second factor; here an address is used only once
+    confirmed, so the email page works as for everyone."""
+    confirmed(alice, "alice@example.com")
+    reauthenticate(alice_client, "/accounts/email/")
+    response = alice_client.post(
+        "/accounts/email/", {"email": "new@example.com", "action_add": ""}
+    )
+    assert response.status_code == 302
+    assert set(alice.emailaddress_set.values_list("email", "verified")) == {
+        ("alice@example.com", True),
+        ("new@example.com", False),
+    }
