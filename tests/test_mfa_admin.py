@@ -109,3 +109,64 @@ def test_pages_outside_the_admin_cost_staff_nothing_more(client_for, root, alice
     without a second factor costs what a player's does."""
     staff = client_for(without_second_factor(root))
     assert lobby_queries(staff) == lobby_queries(client_for(alice))
+
+
+# -- second factors in the admin: no secret shown, none added or edited --------
+
+
+@pytest.fixture
+def alices_factors(alice):
+    app = Authenticator.objects.create(
+        user=alice, type="totp", data={"secret": "ALICESSECRETAPPKEYBASE32ABCDEFGH"}
+    )
+    codes = Authenticator.objects.create(
+        user=alice, type="recovery_codes", data={"seed": "alices-recovery-seed-hex"}
+    )
+    return app, codes
+
+
+def test_the_admin_shows_no_second_factors_secret(client_for, root, alices_factors):
+    app, codes = alices_factors
+    client = client_for(root)
+    for path in (
+        "/admin/mfa/authenticator/",
+        f"/admin/mfa/authenticator/{app.pk}/change/",
+        f"/admin/mfa/authenticator/{codes.pk}/change/",
+    ):
+        page = send(client, "GET", path)
+        assert page.status_code == 200
+        assert "ALICESSECRETAPPKEYBASE32ABCDEFGH" not in page.text
+        assert "alices-recovery-seed-hex" not in page.text
+    assert "TOTP Authenticator" in page.text or "Recovery codes" in page.text
+
+
+def test_nobody_adds_or_edits_a_second_factor_in_the_admin(
+    client_for, root, alice, alices_factors
+):
+    app, _ = alices_factors
+    client = client_for(root)
+    before = list(Authenticator.objects.order_by("pk").values())
+    forged = {"user": str(root.pk), "type": "totp", "data": '{"secret": "AAAA"}'}
+    assert (
+        send(client, "POST", "/admin/mfa/authenticator/add/", forged).status_code == 403
+    )
+    edit = send(client, "POST", f"/admin/mfa/authenticator/{app.pk}/change/", forged)
+    assert edit.status_code == 403
+    assert list(Authenticator.objects.order_by("pk").values()) == before
+
+
+def test_deleting_the_last_factor_in_the_admin_takes_the_recovery_codes(
+    client_for, root, alice, alices_factors
+):
+    """For someone who lost their phone and their codes: staff remove the app;
+    codes without a factor would be a second factor nobody set up."""
+    app, _ = alices_factors
+    response = send(
+        client_for(root),
+        "POST",
+        f"/admin/mfa/authenticator/{app.pk}/delete/",
+        {"post": "yes"},
+    )
+    assert response.status_code == 302
+    assert not Authenticator.objects.filter(user=alice).exists()
+    assert Authenticator.objects.filter(user=root).exists()  # root's own app stays
