@@ -13,6 +13,7 @@ from django.conf import settings
 from django.core.exceptions import PermissionDenied
 
 from .client import client_ip
+from .mfa_adapter import send_notice
 
 logger = logging.getLogger(__name__)
 
@@ -74,6 +75,15 @@ class AccountAdapter(DefaultAccountAdapter):
             super().send_mail(template_prefix, email, context)
         except OSError as error:  # smtplib's errors and refused connections
             logger.warning("Could not send %s: %r", template_prefix, error)
+
+    def send_notification_mail(self, template_prefix, user, context=None, email=None):
+        """allauth's security notices: those of second factors (allauth.mfa)
+        always (accounts.mfa_adapter), the others as ACCOUNT_EMAIL_NOTIFICATIONS
+        says."""
+        if template_prefix.startswith("mfa/"):
+            send_notice(self, template_prefix, user, context)
+        else:
+            super().send_notification_mail(template_prefix, user, context, email)
 
     def send_confirmation_mail(self, request, emailconfirmation, signup: bool) -> None:
         """A confirmation link, unless another account has confirmed the address:

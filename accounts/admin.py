@@ -12,6 +12,8 @@ from django.utils.html import format_html
 from games import presentation
 from games.models import PlayerRecord, PlayerResult
 
+from . import mfa_admin  # noqa: F401  (second factors, without their secrets)
+
 User = get_user_model()
 
 admin.site.unregister(User)

@@ -2,9 +2,13 @@
 code reverses), each behind the site's status codes, and closing an account."""
 
 from allauth.account import views as allauth_views
+from allauth.mfa.base import views as mfa_views
+from allauth.mfa.recovery_codes import views as recovery_views
+from allauth.mfa.totp import views as totp_views
+from allauth.mfa.webauthn import views as webauthn_views
 from django.urls import path, re_path
 
-from games.http import allow_methods
+from games.http import allow_methods, get_only
 
 from . import views
 from .views import account_page
@@ -74,5 +78,68 @@ urlpatterns = [
         "turn-email/unsubscribe/<str:token>/",
         views.turn_email_unsubscribe,
         name="turn_email_unsubscribe",
+    ),
+]
+
+# -- two-factor authentication and passkeys: allauth.mfa's views under /accounts/2fa/
+# (its URL names, which its code reverses), behind the site's status codes and
+# readable 405 page. Re-authentication is by password (settings), so allauth's
+# second-factor re-authentication pages are not routed; nor is its passkey sign-up.
+urlpatterns += [
+    path("2fa/", get_only(mfa_views.index), name="mfa_index"),
+    path(
+        "2fa/authenticate/",
+        account_page(mfa_views.authenticate),
+        name="mfa_authenticate",
+    ),
+    path(
+        "2fa/totp/activate/",
+        account_page(totp_views.activate_totp),
+        name="mfa_activate_totp",
+    ),
+    path(
+        "2fa/totp/deactivate/",
+        account_page(totp_views.deactivate_totp),
+        name="mfa_deactivate_totp",
+    ),
+    path(
+        "2fa/recovery-codes/",
+        get_only(recovery_views.view_recovery_codes),
+        name="mfa_view_recovery_codes",
+    ),
+    path(
+        "2fa/recovery-codes/generate/",
+        account_page(recovery_views.generate_recovery_codes),
+        name="mfa_generate_recovery_codes",
+    ),
+    path(
+        "2fa/recovery-codes/download/",
+        get_only(recovery_views.download_recovery_codes),
+        name="mfa_download_recovery_codes",
+    ),
+    path(
+        "2fa/webauthn/",
+        get_only(webauthn_views.list_webauthn),
+        name="mfa_list_webauthn",
+    ),
+    path(
+        "2fa/webauthn/add/",
+        account_page(webauthn_views.add_webauthn),
+        name="mfa_add_webauthn",
+    ),
+    path(
+        "2fa/webauthn/keys/<int:pk>/remove/",
+        account_page(webauthn_views.remove_webauthn),
+        name="mfa_remove_webauthn",
+    ),
+    path(
+        "2fa/webauthn/keys/<int:pk>/edit/",
+        account_page(webauthn_views.edit_webauthn),
+        name="mfa_edit_webauthn",
+    ),
+    path(
+        "2fa/webauthn/login/",
+        account_page(webauthn_views.login_webauthn),
+        name="mfa_login_webauthn",
     ),
 ]

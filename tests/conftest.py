@@ -2,6 +2,7 @@
 create a state the product itself cannot reach."""
 
 import pytest
+from allauth.mfa.models import Authenticator
 from django.contrib.auth import get_user_model
 from django.core.cache import caches
 from django.core.management import call_command
@@ -20,6 +21,9 @@ from .support.fuzz import world  # noqa: F401  (a fixture)
 from .support.hosts import backend  # noqa: F401  (a fixture)
 
 PASSWORD = "a-long-test-password-42"
+# The authenticator-app secret of every staff account make_user creates (RFC 4648
+# base32, as an app is given it).
+STAFF_TOTP_SECRET = "JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP"
 
 
 @pytest.fixture(autouse=True)
@@ -72,10 +76,21 @@ def worker_beating(run_tasks):
 
 @pytest.fixture
 def make_user(db):
+    """make_user(username, **fields). A staff account gets an authenticator app
+    (STAFF_TOTP_SECRET), as staff must have to open the admin
+    (accounts.admin_gate); tests/test_mfa_admin.py takes it away."""
+
     def make(username: str, **extra):
-        return get_user_model().objects.create_user(
+        user = get_user_model().objects.create_user(
             username=username, password=PASSWORD, **extra
         )
+        if user.is_staff:
+            Authenticator.objects.create(
+                user=user,
+                type=Authenticator.Type.TOTP,
+                data={"secret": STAFF_TOTP_SECRET},
+            )
+        return user
 
     return make
 

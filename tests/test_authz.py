@@ -7,6 +7,7 @@ game, move, series and account exactly as it was (tests/support/hostile.py check
 from collections.abc import Callable
 from dataclasses import dataclass
 from io import StringIO
+from urllib.parse import unquote
 
 import pytest
 from allauth.account.models import EmailAddress
@@ -539,3 +540,74 @@ def test_account_changes_touch_only_the_actors_account(cast, role, path, data, e
     actor.refresh_from_db()
     assert effect(actor)
     assert others() == before
+
+
+# -- two-factor authentication and passkeys (allauth.mfa) ------------------------
+# Every page acts on the logged-in user's own second factors; a key is named by
+# its number, and another account's key is a 404 that changes nothing.
+
+MFA_PAGES = [
+    "/accounts/2fa/",
+    "/accounts/2fa/totp/activate/",
+    "/accounts/2fa/totp/deactivate/",
+    "/accounts/2fa/recovery-codes/",
+    "/accounts/2fa/recovery-codes/generate/",
+    "/accounts/2fa/recovery-codes/download/",
+    "/accounts/2fa/webauthn/",
+    "/accounts/2fa/webauthn/add/",
+    "/accounts/2fa/webauthn/keys/1/remove/",
+    "/accounts/2fa/webauthn/keys/1/edit/",
+]
+
+
+MFA_GET_ONLY = {
+    "/accounts/2fa/",
+    "/accounts/2fa/recovery-codes/",
+    "/accounts/2fa/recovery-codes/download/",
+    "/accounts/2fa/webauthn/",
+}
+
+
+@pytest.mark.parametrize("path", MFA_PAGES)
+def test_mfa_pages_send_anonymous_visitors_to_log_in(db, path):
+    for method in ("GET",) if path in MFA_GET_ONLY else ("GET", "POST"):
+        data = {"code": "123456"} if method == "POST" else None
+        response = send(Client(), method, path, data)
+        assert response.status_code == 302
+        location = unquote(response["Location"])
+        assert location == f"/accounts/login/?next={path}"
+
+
+@pytest.mark.parametrize(
+    "path", ["/accounts/2fa/authenticate/", "/accounts/2fa/webauthn/login/"]
+)
+def test_the_second_login_step_is_only_for_a_login_under_way(cast, path):
+    """Without a password just checked, the second step has nobody to log in:
+    anonymous visitors go to the login page, logged-in users to the lobby."""
+    for role in ROLES:
+        client = Client()
+        if cast[role] is not None:
+            client.force_login(cast[role])
+        response = send(client, "POST", path, {"code": "123456", "credential": "{}"})
+        assert response.status_code == 302
+        expected = "/accounts/login/" if role == ANONYMOUS else "/"
+        assert response["Location"] == expected
+
+
+@pytest.mark.parametrize("role", [r for r in ROLES if r != ANONYMOUS])
+@pytest.mark.parametrize("action", ["remove", "edit"])
+def test_nobody_touches_another_accounts_key(cast, role, action):
+    from allauth.mfa.models import Authenticator
+
+    owner = cast[OFF_TURN] if cast[role] != cast[OFF_TURN] else cast[ON_TURN]
+    key = Authenticator.objects.create(
+        user=owner, type=Authenticator.Type.WEBAUTHN, data={"name": "Owner's key"}
+    )
+    client = Client()
+    client.force_login(cast[role])
+    assert send(client, "POST", "/accounts/reauthenticate/", {"password": PASSWORD})
+    path = f"/accounts/2fa/webauthn/keys/{key.pk}/{action}/"
+    for method in ("GET", "POST"):
+        response = send(client, method, path, {"name": "Mine now"})
+        assert response.status_code == 404
+    assert Authenticator.objects.get(pk=key.pk).data == {"name": "Owner's key"}

@@ -344,3 +344,102 @@ def test_account_post_with_a_valid_token_works(users, name):
         assert _alice_row() == before  # an email; a mark in the session
     else:
         assert _alice_row() != before
+
+
+# -- two-factor authentication and passkeys (allauth.mfa) --------------------
+
+MFA_SECRET = "JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP"
+
+
+def _factors(user) -> list:
+    from allauth.mfa.models import Authenticator
+
+    return list(Authenticator.objects.filter(user=user).order_by("pk").values())
+
+
+def _give(user, *kinds: str) -> None:
+    from allauth.mfa.models import Authenticator
+
+    for kind in kinds:
+        data = {"secret": MFA_SECRET} if kind == "totp" else {"name": "Old key"}
+        Authenticator.objects.create(user=user, type=kind, data=data)
+
+
+def _key_pk(user) -> int:
+    return _factors(user)[-1]["id"]
+
+
+MFA_ROUTES = {
+    # name: (alice's factors first, path, form data)
+    "turn on the app": ((), "/accounts/2fa/totp/activate/", None),
+    "remove the app": (("totp",), "/accounts/2fa/totp/deactivate/", {}),
+    "new recovery codes": (("totp",), "/accounts/2fa/recovery-codes/generate/", {}),
+    "rename a key": (
+        ("webauthn",),
+        "/accounts/2fa/webauthn/keys/{pk}/edit/",
+        {"name": "New"},
+    ),
+    "remove a key": (("webauthn",), "/accounts/2fa/webauthn/keys/{pk}/remove/", {}),
+}
+
+
+def _mfa_request(users, name) -> tuple[Client, str, dict, str]:
+    """alice's browser, her password confirmed, on the route's form page: the
+    client, the path, the form and the page's token (a page shown again would
+    show a new secret)."""
+    from .support.totp import totp
+
+    kinds, path, data = MFA_ROUTES[name]
+    alice = users["alice"]
+    _give(alice, *kinds)
+    path = path.format(pk=_key_pk(alice) if kinds else None)
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(alice)
+    token = _token(client, "/accounts/reauthenticate/")
+    client.post(
+        "/accounts/reauthenticate/",
+        {"password": PASSWORD, "csrfmiddlewaretoken": token},
+    )
+    page = client.get(path)
+    assert page.status_code == 200
+    if data is None:  # the code of the secret the page shows
+        secret = re.search(r'id="totp-secret"[^>]*>([A-Z2-7]+)<', page.text)[1]
+        data = {"code": totp(secret)}
+    return client, path, data, TOKEN.search(page.text).group(1)
+
+
+@pytest.mark.parametrize("name", MFA_ROUTES)
+def test_mfa_post_without_a_valid_token_is_refused(users, name):
+    client, path, data, _ = _mfa_request(users, name)
+    before = _factors(users["alice"])
+    for extra in ({}, {"csrfmiddlewaretoken": "x" * 64}):
+        _assert_refused(send(client, "POST", path, data | extra))
+    assert _factors(users["alice"]) == before
+
+
+@pytest.mark.parametrize("name", MFA_ROUTES)
+def test_mfa_post_with_a_valid_token_works(users, name):
+    client, path, data, token = _mfa_request(users, name)
+    before = _factors(users["alice"])
+    response = client.post(path, data | {"csrfmiddlewaretoken": token})
+    assert response.status_code == 302
+    assert _factors(users["alice"]) != before
+
+
+def test_the_second_login_step_needs_a_valid_token(users):
+    from .support.totp import totp
+
+    _give(users["alice"], "totp")
+    client = Client(enforce_csrf_checks=True)
+    token = _token(client, "/accounts/login/")
+    client.post(
+        "/accounts/login/",
+        {"login": "alice", "password": PASSWORD, "csrfmiddlewaretoken": token},
+    )
+    path = "/accounts/2fa/authenticate/"
+    token = _token(client, path)
+    code = {"code": totp(MFA_SECRET)}
+    _assert_refused(send(client, "POST", path, code))
+    assert _session_user(client) is None
+    assert client.post(path, code | {"csrfmiddlewaretoken": token}).status_code == 302
+    assert _session_user(client) == str(users["alice"].pk)

@@ -61,7 +61,8 @@ ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", ["127.0.0.1", "localhost"])
 CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS")
 
 INSTALLED_APPS = [
-    "django.contrib.admin",
+    # The admin site of accounts.admin_gate: staff open it only with a second factor.
+    "accounts.admin_gate.StaffAdminConfig",
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
@@ -70,6 +71,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "allauth",
     "allauth.account",
+    "allauth.mfa",
     "django_tasks_db",
     "accounts",
     "games",
@@ -421,6 +423,32 @@ ACCOUNT_RATE_LIMITS = {
     "confirm_email": _per_ip_and_key(PASSWORD_RESET_LIMIT),
 }
 ALLAUTH_RATE_LIMIT_IPV6_PREFIX = 64
+
+# Two-factor authentication (allauth.mfa): an authenticator app (TOTP) with
+# recovery codes, security keys and passkeys (WebAuthn), and logging in with a
+# passkey alone. Set up and removed from the account page, each change after the
+# password again (ACCOUNT_REAUTHENTICATION_METHODS), with a notice mailed to the
+# confirmed address (accounts.mfa_adapter). A wrong code counts as a failed login
+# (allauth's "login_failed" limit, above), per account and per client address.
+# Staff open the admin only with a second factor (accounts.admin_gate).
+MFA_ADAPTER = "accounts.mfa_adapter.MFAAdapter"
+MFA_FORMS = {
+    "add_webauthn": "accounts.mfa_forms.AddWebAuthnForm",
+    "authenticate_webauthn": "accounts.mfa_forms.AuthenticateWebAuthnForm",
+    "login_webauthn": "accounts.mfa_forms.LoginWebAuthnForm",
+}
+MFA_SUPPORTED_TYPES = ["totp", "recovery_codes", "webauthn"]
+MFA_PASSKEY_LOGIN_ENABLED = True
+# The issuer an authenticator app shows beside the code (not the Host header).
+MFA_TOTP_ISSUER = "tictactoe"
+# A code is also accepted in the 30 s before and after its own (a phone's clock
+# drifts; a code typed at the end of its time reaches the server in the next).
+# Each is accepted once.
+MFA_TOTP_TOLERANCE = 1
+# An address is used only once confirmed here (password resets, notices), so an
+# unconfirmed one blocks neither setting up a second factor nor changing the
+# address afterwards (allauth's default forbids both).
+MFA_ALLOW_UNVERIFIED_EMAIL = True
 # -- end of accounts ------------------------------------------------------------
 
 

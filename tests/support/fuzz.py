@@ -127,6 +127,10 @@ NASTY = [
     "javascript:alert(1)",
     "game_detail",
     "lobby",
+    # A code, and passkey answers that are not one.
+    "123456",
+    '{"id": "x"}',
+    '{"id": 5, "rawId": null, "response": {"userHandle": 5}}',
 ]
 
 hostile_text = st.one_of(
@@ -160,6 +164,8 @@ FIELDS = [
 ]
 # -- account pages: their fields --
 FIELDS += ["email", "old_password", "new_password1", "new_password2"]
+# -- two-factor pages: their fields --
+FIELDS += ["code", "credential", "name", "passwordless"]
 
 field_values = st.one_of(hostile_text, st.lists(hostile_text, max_size=3))
 form_data = st.dictionaries(
@@ -246,6 +252,29 @@ ACCOUNT_ROUTES = [
     ("POST", "/accounts/turn-email/"),
     ("GET", "/accounts/turn-email/unsubscribe/MQ:token/"),  # not a valid link
     ("POST", "/accounts/turn-email/unsubscribe/MQ:token/"),
+]
+# -- two-factor authentication and passkeys (allauth.mfa) --
+ACCOUNT_ROUTES += [
+    ("GET", "/accounts/2fa/"),
+    ("GET", "/accounts/2fa/authenticate/"),
+    ("POST", "/accounts/2fa/authenticate/"),
+    ("GET", "/accounts/2fa/totp/activate/"),
+    ("POST", "/accounts/2fa/totp/activate/"),
+    ("GET", "/accounts/2fa/totp/deactivate/"),
+    ("POST", "/accounts/2fa/totp/deactivate/"),
+    ("GET", "/accounts/2fa/recovery-codes/"),
+    ("GET", "/accounts/2fa/recovery-codes/generate/"),
+    ("POST", "/accounts/2fa/recovery-codes/generate/"),
+    ("GET", "/accounts/2fa/recovery-codes/download/"),
+    ("GET", "/accounts/2fa/webauthn/"),
+    ("GET", "/accounts/2fa/webauthn/add/"),
+    ("POST", "/accounts/2fa/webauthn/add/"),
+    ("GET", "/accounts/2fa/webauthn/keys/{id}/remove/"),
+    ("POST", "/accounts/2fa/webauthn/keys/{id}/remove/"),
+    ("GET", "/accounts/2fa/webauthn/keys/{id}/edit/"),
+    ("POST", "/accounts/2fa/webauthn/keys/{id}/edit/"),
+    ("GET", "/accounts/2fa/webauthn/login/"),
+    ("POST", "/accounts/2fa/webauthn/login/"),
 ]
 ROUTES += ACCOUNT_ROUTES
 # Served by the ASGI stream handler (games.streams), not by Django's views.

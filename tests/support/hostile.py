@@ -10,6 +10,7 @@ test session prints at the end (tests/conftest.py, pytest_terminal_summary).
 from dataclasses import dataclass
 
 from allauth.account.models import EmailAddress
+from allauth.mfa.models import Authenticator
 from django.contrib.auth import get_user_model
 from django.test import Client
 
@@ -33,11 +34,12 @@ TALLY = Tally()
 
 
 def stored_state() -> tuple[list, ...]:
-    """Games, moves, series and accounts (with their email addresses): what no
-    turned-down request may touch."""
+    """Games, moves, series and accounts (with their email addresses and second
+    factors): what no turned-down request may touch."""
     accounts = list(get_user_model().objects.order_by("pk").values())
     addresses = list(EmailAddress.objects.order_by("pk").values())
-    return (*snapshot_tables(), accounts, addresses)
+    factors = list(Authenticator.objects.order_by("pk").values())
+    return (*snapshot_tables(), accounts, addresses, factors)
 
 
 def is_login_redirect(response) -> bool:
