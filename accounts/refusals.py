@@ -12,10 +12,11 @@ import math
 from datetime import timedelta
 
 from allauth.account import app_settings
+from allauth.mfa import app_settings as mfa_settings
 from django.shortcuts import render
 
 # The account pages that can answer 429 (on POST): allauth's action, and what
-# it counts, for the page.
+# it counts, for the page. Actions of allauth.mfa are in MFA_ACTIONS.
 ACTIONS = {
     "account_login": ("login", "login attempts from your network"),
     "account_signup": ("signup", "sign-ups from your network"),
@@ -31,6 +32,9 @@ ACTIONS = {
         "reset_password_from_key",
         "uses of password-reset links from your network",
     ),
+}
+MFA_ACTIONS = {
+    "mfa_login_webauthn": ("webauthn_login", "passkey logins from your network"),
 }
 
 # allauth's units of a rate's window ("5/m/user", "5/15m/ip").
@@ -80,7 +84,11 @@ def too_many(request, *, what: str, wait: timedelta | None):
 
 def too_many_requests(request):
     """The 429 page of allauth's limits (tictactoe_site.urls.handler429)."""
-    match = request.resolver_match
-    action, what = ACTIONS.get(match.url_name if match else None, (None, "requests"))
-    rates = app_settings.RATE_LIMITS.get(action) if action else None
+    name = request.resolver_match.url_name if request.resolver_match else None
+    if name in MFA_ACTIONS:
+        action, what = MFA_ACTIONS[name]
+        rates = mfa_settings.RATE_LIMITS.get(action)
+    else:
+        action, what = ACTIONS.get(name, (None, "requests"))
+        rates = app_settings.RATE_LIMITS.get(action) if action else None
     return too_many(request, what=what, wait=window(rates) if rates else None)

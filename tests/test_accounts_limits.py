@@ -8,7 +8,9 @@ requests against the served app: test_accounts_served.py.
 from datetime import timedelta
 from pathlib import Path
 
+import pytest
 from allauth.account import app_settings
+from allauth.mfa import app_settings as mfa_settings
 from django.core import mail
 from django.test import Client
 from django.utils import timezone
@@ -215,6 +217,23 @@ def test_the_email_page_answers_429_with_a_one_minute_wait(client_for, alice):
     )
 
 
+@pytest.mark.django_db
+def test_passkey_logins_answer_429_with_a_one_minute_wait():
+    """allauth.mfa's 10 a minute per address: the page said "paused for 15
+    minutes"."""
+    client = Client()
+    for _ in range(10):
+        response = client.post("/accounts/2fa/webauthn/login/", {"credential": "{}"})
+        assert response.status_code == 302  # back to the login page, refused
+    response = client.post("/accounts/2fa/webauthn/login/", {"credential": "{}"})
+    assert response.status_code == 429
+    assert response["Retry-After"] == "60"
+    assert (
+        "Too many passkey logins from your network. Please wait 1 minute and try "
+        "again." in response.text
+    )
+
+
 def test_reset_requests_answer_429_with_the_cooloff(settings, make_user):
     for n in range(settings.PASSWORD_RESET_LIMIT):
         response = Client().post(
@@ -240,6 +259,9 @@ ALLAUTH_LIMITS = {
     "reset_password_from_key": ("20/m/ip", "20 a minute", "1 minute"),
     "confirm_email": ("5/15m/ip,5/15m/key", "5 in 15 minutes", "no 429"),
 }
+# allauth.mfa's limit: passkey logins (a wrong code at the second step is a
+# failed login, above).
+MFA_LIMITS = {"webauthn_login": ("10/m/ip", "10 a minute", "1 minute")}
 # allauth's limits of features this site does not use (codes, phones).
 UNREACHABLE = {"change_phone", "request_login_code", "verify_phone"}
 
@@ -259,7 +281,9 @@ def test_the_readme_lists_every_limit_with_its_number():
     }
     assert set(configured) == set(ALLAUTH_LIMITS) | UNREACHABLE
     assert {action for action, _ in refusals.ACTIONS.values()} <= set(ALLAUTH_LIMITS)
-    for action, (rate, at_most, wait) in ALLAUTH_LIMITS.items():
+    assert {action for action, _ in refusals.MFA_ACTIONS.values()} == set(MFA_LIMITS)
+    configured |= mfa_settings.RATE_LIMITS
+    for action, (rate, at_most, wait) in (ALLAUTH_LIMITS | MFA_LIMITS).items():
         assert configured[action] == rate, action
         _, _, stated_most, stated_wait = readme_limit_row(f"(`{action}`)")
         assert stated_most.startswith(at_most), action
