@@ -5,6 +5,7 @@ from io import StringIO
 
 import pytest
 from allauth.account.models import EmailAddress
+from allauth.mfa.models import Authenticator
 from django.contrib.auth import get_user_model
 from django.core import mail
 from django.core.management import call_command
@@ -108,6 +109,18 @@ def test_the_email_address_of_a_closed_account_can_be_used_again(make_user):
     assert (address.user.username, address.verified) == ("alison", False)
     (message,) = mail.outbox
     assert "/accounts/confirm-email/" in message.body
+
+
+def test_closing_removes_the_second_factors_and_nobody_elses(make_user):
+    staff = make_user("staff", is_staff=True)  # make_user gives staff an app
+    make_user("other", is_staff=True)
+    Authenticator.objects.create(
+        user=staff, type=Authenticator.Type.RECOVERY_CODES, data={"seed": "00"}
+    )
+    account_services.close_account(user=staff)
+    assert list(
+        Authenticator.objects.values_list("user__username", "type").order_by("type")
+    ) == [("other", "totp")]
 
 
 @pytest.fixture
