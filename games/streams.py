@@ -121,7 +121,8 @@ class Viewer(NamedTuple):
 
 def _viewer(cookie_header: str, game_id: int | None) -> Viewer:
     """The session and user are read as Django's middleware would; the game
-    costs one small query."""
+    costs one small query, and is None for a game the user may not see (a
+    waiting game of someone who blocked them), as for one that does not exist."""
     close_old_connections()
     try:
         session_key = parse_cookie(cookie_header).get(settings.SESSION_COOKIE_NAME)
@@ -132,6 +133,7 @@ def _viewer(cookie_header: str, game_id: int | None) -> Viewer:
         if game_id is not None:
             version = (
                 Game.objects.filter(pk=game_id)
+                .visible_to(user_id)
                 .values_list("version", flat=True)
                 .first()
             )
