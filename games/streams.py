@@ -41,7 +41,6 @@ GAME_STREAM = re.compile(r"/games/([0-9]+)/events/")
 LONGEST_ID = 18
 LOBBY_STREAM = "/lobby/events/"
 
-LOBBY_MIN_INTERVAL_SECONDS = 1.0
 # Each stream asks its browser to reconnect after its own delay in this range,
 # so that a restart is followed by a spread of reconnects, not a stampede.
 RETRY_MILLISECONDS = (1000, 5000)
@@ -232,7 +231,7 @@ async def _watch_disconnect(receive, subscriber: Subscriber) -> None:
             return
 
 
-async def _pump(receive, send, subscriber: Subscriber, news, pause: float = 0.0):
+async def _pump(receive, send, subscriber: Subscriber, news):
     """Until the client leaves or the server shuts down: on news, send what
     `news()` returns; else ping."""
     watcher = asyncio.create_task(_watch_disconnect(receive, subscriber))
@@ -251,8 +250,6 @@ async def _pump(receive, send, subscriber: Subscriber, news, pause: float = 0.0)
                 await send(
                     {"type": "http.response.body", "body": body, "more_body": True}
                 )
-                if fresh and pause:
-                    await asyncio.sleep(pause)
     except OSError:
         return
     finally:
@@ -311,7 +308,8 @@ async def game_stream(scope, receive, send, game_id: int) -> None:
 
 async def lobby_stream(scope, receive, send) -> None:
     """`data: refresh` when one of the viewer's games or the open games change;
-    at most one a second, however busy the site is."""
+    at most one a second, however busy the site is (the hub delivers lobby news
+    at most once per LOBBY_INTERVAL_SECONDS: games.live.Coalescer)."""
     if await _bad_request(scope, send):
         return
     notices = hub.account_notices
@@ -328,12 +326,6 @@ async def lobby_stream(scope, receive, send) -> None:
             return
         if not await _open(send, scope):
             return
-        await _pump(
-            receive,
-            send,
-            subscriber,
-            lambda: _event("refresh", event="lobby"),
-            pause=LOBBY_MIN_INTERVAL_SECONDS,
-        )
+        await _pump(receive, send, subscriber, lambda: _event("refresh", event="lobby"))
     finally:
         hub.unsubscribe(user_id, subscriber, lobby=True)
