@@ -12,6 +12,8 @@ from django.utils.html import format_html
 from games import presentation
 from games.models import PlayerRecord, PlayerResult
 
+from .forms import AdminUserChangeForm, AdminUserCreationForm
+
 User = get_user_model()
 
 admin.site.unregister(User)
@@ -34,6 +36,9 @@ class ClosedAccountFilter(admin.SimpleListFilter):
 
 @admin.register(User)
 class PlayerAdmin(UserAdmin):
+    # Names unique whatever their case or Unicode spelling (accounts.usernames).
+    add_form = AdminUserCreationForm
+    form = AdminUserChangeForm
     readonly_fields = [*UserAdmin.readonly_fields, "games_record"]
     fieldsets = [*UserAdmin.fieldsets, ("Games", {"fields": ["games_record"]})]
     list_display = [*UserAdmin.list_display, "account_closed"]
