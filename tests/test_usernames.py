@@ -17,6 +17,7 @@ from django.test import Client
 from accounts.models import UsernameKey
 from accounts.usernames import username_key
 
+from .conftest import PASSWORD
 from .support.account_client import logged_in_as, login, signup
 
 User = get_user_model()
@@ -171,6 +172,33 @@ def test_a_wrong_password_in_another_spelling_is_refused(make_user):
     assert "The username and/or password you specified are not correct." in (
         response.text
     )
+
+
+def test_failed_logins_in_every_spelling_count_against_the_one_account(
+    settings, make_user
+):
+    """Each spelling of the name is the account's: five wrong passwords, each
+    under another spelling and from another address, pause its logins."""
+    user = make_user("x")
+    user.username = "\ufb01sh"
+    user.save()
+    spellings = ["\ufb01sh", "fish", "FISH", "Fish", "ﬁSH", "fIsh"]
+    for n in range(settings.LOGIN_FAILURE_LIMIT):
+        response = Client().post(
+            "/accounts/login/",
+            {"login": spellings[n % len(spellings)], "password": "wrong"},
+            REMOTE_ADDR=f"192.0.2.{n}",
+        )
+        assert response.status_code == 400
+    client = Client()
+    response = client.post(
+        "/accounts/login/",
+        {"login": "FiSH", "password": PASSWORD},
+        REMOTE_ADDR="192.0.2.100",
+    )
+    assert response.status_code == 429
+    assert "Too many failed logins for this account" in response.text
+    assert logged_in_as(client) is None
 
 
 # -- the admin -----------------------------------------------------------------------
