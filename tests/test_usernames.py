@@ -277,7 +277,7 @@ def test_the_migration_reports_names_that_would_be_one_and_merges_nothing(db):
     migration = import_module(MIGRATION)
     legacy_users("bob", "Émile", "E\u0301mile", "fish", "\ufb01sh", "straße", "STRASSE")
     expected = (
-        "these would be one name: E\u0301mile, Émile; STRASSE, straße; fish, "
+        "These would be one name: E\u0301mile, Émile; STRASSE, straße; fish, "
         "\ufb01sh. Rename all but one of each in the admin, then migrate again."
     )
     with pytest.raises(RuntimeError, match=re.escape(expected)):

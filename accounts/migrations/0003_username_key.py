@@ -34,7 +34,7 @@ def store_username_keys(apps, schema_editor):
     shared = sorted(sorted(group) for group in names.values() if len(group) > 1)
     if shared:
         problems.append(
-            "these would be one name: "
+            "These would be one name: "
             + "; ".join(", ".join(group) for group in shared)
             + ". Rename all but one of each in the admin, then migrate again."
         )
@@ -46,7 +46,7 @@ def store_username_keys(apps, schema_editor):
     )
     if too_long:
         problems.append(
-            f"these are longer than {KEY_MAX_LENGTH} characters once folded: "
+            f"These are longer than {KEY_MAX_LENGTH} characters once folded: "
             + ", ".join(too_long)
             + ". Rename them in the admin, then migrate again."
         )
