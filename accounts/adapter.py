@@ -12,6 +12,7 @@ from django import forms
 from django.conf import settings
 from django.core.exceptions import PermissionDenied
 
+from . import usernames
 from .client import client_ip
 from .mfa_adapter import send_notice
 
@@ -56,6 +57,20 @@ class AccountAdapter(DefaultAccountAdapter):
         if code == "too_many_login_attempts":
             return forms.ValidationError(pause_text("failed logins"), code=code)
         return super().validation_error(code, *args)
+
+    def clean_username(self, username: str, shallow: bool = False) -> str:
+        """allauth's checks of the name, then ours of its uniqueness in place
+        of allauth's case-insensitive lookup, which folds only ASCII on SQLite:
+        no account may have a name with the same key (accounts.usernames)."""
+        username = super().clean_username(username, shallow=True)
+        if not shallow:
+            try:
+                usernames.check_available(username)
+            except forms.ValidationError as error:
+                if error.code == "username_taken":
+                    raise self.validation_error("username_taken") from None
+                raise
+        return username
 
     def reauthenticate(self, user, password: str) -> bool:
         """The password check of a sensitive action (changing the address or the

@@ -13,6 +13,7 @@ from games import presentation
 from games.models import PlayerRecord, PlayerResult
 
 from . import mfa_admin  # noqa: F401  (second factors, without their secrets)
+from .forms import AdminUserChangeForm, AdminUserCreationForm
 
 User = get_user_model()
 
@@ -36,6 +37,9 @@ class ClosedAccountFilter(admin.SimpleListFilter):
 
 @admin.register(User)
 class PlayerAdmin(UserAdmin):
+    # Names unique whatever their case or Unicode spelling (accounts.usernames).
+    add_form = AdminUserCreationForm
+    form = AdminUserChangeForm
     readonly_fields = [*UserAdmin.readonly_fields, "games_record"]
     fieldsets = [*UserAdmin.fieldsets, ("Games", {"fields": ["games_record"]})]
     list_display = [*UserAdmin.list_display, "account_closed"]

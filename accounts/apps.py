@@ -8,6 +8,7 @@ class AccountsConfig(AppConfig):
     def ready(self) -> None:
         from django.contrib.auth.signals import user_logged_in
 
+        from . import usernames  # noqa: F401  (its receivers keep the keys)
         from .middleware import stamp_login
 
         user_logged_in.connect(stamp_login, dispatch_uid="accounts.stamp_login")

@@ -1,12 +1,16 @@
-"""allauth's forms where this site asks for more: a password check that counts
-like a login, resets only to confirmed addresses, and the form to close an
-account."""
+"""allauth's forms where this site asks for more: login by any spelling of the
+name, a password check that counts like a login, resets only to confirmed
+addresses, and the form to close an account; the admin's user forms, which
+refuse another spelling of a taken name."""
 
 from allauth.account import forms as allauth_forms
 from allauth.account.adapter import get_adapter
 from django import forms
+from django.contrib.auth import forms as auth_forms
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
+
+from . import usernames
 
 WRONG_PASSWORD = "That is not your current password."
 
@@ -23,6 +27,12 @@ class LoginForm(allauth_forms.LoginForm):
         super().__init__(*args, **kwargs)
         # The page is for logging in: the cursor starts in the username.
         self.fields["login"].widget.attrs["autofocus"] = True
+
+    def clean_login(self) -> str:
+        """The account's name as stored, whichever spelling of it was typed
+        (`ÉMILE`, `ﬁsh`: accounts.usernames), so that allauth finds the one
+        account and counts every spelling's failures as that account's."""
+        return usernames.account_name(super().clean_login())
 
 
 class UsernameJustTaken(Exception):
@@ -95,3 +105,18 @@ class TurnEmailForm(forms.Form):
     enabled = forms.BooleanField(
         required=False, label="Email me when a game has waited on my move"
     )
+
+
+class AdminUserCreationForm(auth_forms.AdminUserCreationForm):
+    def clean_username(self):
+        username = super().clean_username()
+        if username:
+            usernames.check_available(username)
+        return username
+
+
+class AdminUserChangeForm(auth_forms.UserChangeForm):
+    def clean_username(self):
+        username = self.cleaned_data["username"]
+        usernames.check_available(username, user=self.instance)
+        return username

@@ -1,4 +1,5 @@
-"""What allauth does not keep: a player's choice of your-turn emails."""
+"""What allauth does not keep: a player's choice of your-turn emails, and the
+key that makes each username one of its kind (accounts.usernames)."""
 
 from django.conf import settings
 from django.db import models
@@ -37,6 +38,33 @@ class RateLimitCount(models.Model):
     # allauth's list of hit times (seconds since the epoch), or its lock's True.
     value = models.JSONField(null=True)
     expires_at = models.DateTimeField(db_index=True)
+
+    def __str__(self) -> str:
+        return self.key
+
+
+# A key is at most as long as a name may be: it can be longer than its name
+# (ß folds to ss, ﷺ to 18 letters), and such a name is refused at sign-up.
+KEY_MAX_LENGTH = 150
+
+
+class UsernameKey(models.Model):
+    """A user's name folded (accounts.usernames.username_key), unique: no two
+    accounts have names that differ only in case or Unicode spelling. Kept by
+    accounts.usernames at every save that sets or changes a name."""
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.CASCADE,
+        primary_key=True,
+        related_name="username_key",
+    )
+    key = models.CharField(max_length=KEY_MAX_LENGTH)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["key"], name="accounts_username_key_unique")
+        ]
 
     def __str__(self) -> str:
         return self.key

@@ -582,6 +582,56 @@ class Subscriber:
         return woke
 
 
+# Lobby news reaches this process's lobby streams at most once a second
+# (Coalescer): one user creating and aborting open games over and over costs
+# each lobby at most one re-render a second, and the hub one pass over the
+# lobbies a second rather than one per change.
+LOBBY_INTERVAL_SECONDS = 1.0
+
+
+class Coalescer:
+    """Calls `flush` at most once per `interval` seconds: news after a quiet
+    interval at once (the leading edge), news within the interval in one call
+    at its end (the trailing edge, so the last news always arrives). `clock`
+    tells the time in seconds; `schedule(delay, callback)` calls `callback`
+    after `delay` seconds and returns a handle with cancel() (the event loop's
+    call_later). Runs on one thread: the event loop's."""
+
+    def __init__(self, interval: float, flush, *, clock, schedule) -> None:
+        self.interval = interval
+        self._flush = flush
+        self._clock = clock
+        self._schedule = schedule
+        self._last: float | None = None  # when flush was last called
+        self._handle = None  # the trailing flush, while one is due
+
+    def news(self) -> None:
+        if self._handle is not None:
+            return  # the trailing flush takes this news too
+        now = self._clock()
+        if self._last is None or now - self._last >= self.interval:
+            self._run(now)
+        else:
+            self._handle = self._schedule(
+                self._last + self.interval - now, self._trailing
+            )
+
+    def _trailing(self) -> None:
+        self._handle = None
+        self._run(self._clock())
+
+    def _run(self, now: float) -> None:
+        self._last = now
+        self._flush()
+
+    def cancel(self) -> None:
+        """Forget the news waiting for a trailing flush (the hub stops)."""
+        if self._handle is not None:
+            self._handle.cancel()
+            self._handle = None
+        self._last = None
+
+
 class Hub:
     """The streams of this process, by game and by lobby user."""
 
@@ -595,6 +645,16 @@ class Hub:
         self.account_notices = 0
         self._rechecks: set[asyncio.Task] = set()
         self._lobby_counter = 0
+        # The lobbies that news since the last delivery concerns: these users',
+        # or every lobby when the open games changed.
+        self._lobby_users: set[int] = set()
+        self._every_lobby = False
+        self.lobby_news = Coalescer(
+            LOBBY_INTERVAL_SECONDS,
+            self._deliver_lobby_news,
+            clock=time.monotonic,
+            schedule=self._call_later,
+        )
         self.accepting = True  # False once the server shuts down
         self.listening = asyncio.Event()
         self.slices: list[set[Subscriber]] = [set() for _ in range(KEEPALIVE_SLICES)]
@@ -648,6 +708,9 @@ class Hub:
         self.close_streams()
         for task in self._rechecks:
             task.cancel()
+        self.lobby_news.cancel()
+        self._lobby_users.clear()
+        self._every_lobby = False
         self.games.clear()
         self.lobbies.clear()
         self.users.clear()
@@ -768,13 +831,27 @@ class Hub:
             return
         for subscriber in self.games.get(change.game_id, ()):
             subscriber.notify(change.version)
-        self._lobby_counter += 1
         if change.open_games:
+            self._every_lobby = True
+        else:
+            self._lobby_users.update(change.player_ids)
+        self.lobby_news.news()
+
+    def _call_later(self, delay: float, callback) -> asyncio.TimerHandle:
+        return self.loop.call_later(delay, callback)
+
+    def _deliver_lobby_news(self) -> None:
+        """Wake the lobbies the news since the last delivery concerns (called
+        by lobby_news, at most once per LOBBY_INTERVAL_SECONDS)."""
+        self._lobby_counter += 1
+        if self._every_lobby:
             lobby_subscribers = [s for group in self.lobbies.values() for s in group]
         else:
             lobby_subscribers = [
-                s for pk in change.player_ids for s in self.lobbies.get(pk, ())
+                s for pk in self._lobby_users for s in self.lobbies.get(pk, ())
             ]
+        self._lobby_users.clear()
+        self._every_lobby = False
         for subscriber in lobby_subscribers:
             subscriber.notify(self._lobby_counter)
 
@@ -797,10 +874,8 @@ class Hub:
         for game_id, version in versions.items():
             for subscriber in self.games.get(game_id, ()):
                 subscriber.notify(version)
-        self._lobby_counter += 1
-        for group in self.lobbies.values():
-            for subscriber in group:
-                subscriber.notify(self._lobby_counter)
+        self._every_lobby = True
+        self.lobby_news.news()
 
     async def _listen_postgres(self) -> None:
         """LISTEN for changes from every process; reconnect and catch up on loss."""

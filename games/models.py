@@ -18,8 +18,10 @@ from django.db.models import (
     BooleanField,
     Case,
     Count,
+    Exists,
     F,
     Max,
+    OuterRef,
     Q,
     Subquery,
     Sum,
@@ -222,6 +224,17 @@ class GameQuerySet(models.QuerySet):
             .order_by("-created_at", "-id")
         )
 
+    def visible_to(self, user) -> "GameQuerySet":
+        """The games `user` may see: all but the waiting games of people who
+        blocked `user` (they are not found, as if they did not exist). The
+        streams' read; the pages' is written out in _page_read, alike."""
+        blocked_by_a_player = Exists(
+            Block.objects.filter(blocked=user).filter(
+                Q(blocker=OuterRef("player_x")) | Q(blocker=OuterRef("player_o"))
+            )
+        )
+        return self.exclude(Q(status=GameStatus.WAITING) & blocked_by_a_player)
+
     def lobby_version(self, user) -> tuple:
         """A value that changes whenever `user`'s lobby could: over `user`'s games
         (any status: the lobby lists the running ones and the latest finished) and
@@ -308,6 +321,9 @@ def _page_read() -> PageRead:
     )
     series_fields = _page_fields(Series)
     users, player_pk = sql.table(user_model), sql.column(user_model, pk.name)
+    status, player_x, player_o = (
+        f"game.{sql.column(Game, name)}" for name in ("status", "player_x", "player_o")
+    )
     statement = f"""
         SELECT {sql.columns(Game, GAME_PAGE_FIELDS, prefix="game.")},
                {sql.columns(user_model, player_fields, prefix="player_x.")},
@@ -321,24 +337,31 @@ def _page_read() -> PageRead:
         LEFT JOIN {sql.table(Series)} series
             ON series.{sql.column(Series, "id")} = game.{sql.column(Game, "series")}
         WHERE game.{sql.column(Game, "id")} = %s
+          AND NOT ({status} = %s AND EXISTS (
+              SELECT 1 FROM {sql.table(Block)} block
+              WHERE block.{sql.column(Block, "blocked")} = %s
+                AND block.{sql.column(Block, "blocker")} IN ({player_x}, {player_o})
+          ))
     """
     return PageRead(statement, user_model, player_fields, series_fields)
 
 
 class GameManager(models.Manager.from_queryset(GameQuerySet)):
-    def for_page(self, game_id: int) -> "Game":
-        """The game `game_id` as its pages show it, with its players (their name
-        and whether their account is open) and its series, in one statement
-        written out once: built by the ORM for each request, the same query cost
-        a third of a cached game page's CPU (docs/performance.md). Not joined:
-        the rematch, read only when a finished game's page is rendered (not when
-        it comes from the page cache), and the invitation, read only while the
-        game waits. Raises Game.DoesNotExist."""
+    def for_page(self, game_id: int, viewer) -> "Game":
+        """The game `game_id` as its pages show it to `viewer`, with its players
+        (their name and whether their account is open) and its series, in one
+        statement written out once: built by the ORM for each request, the same
+        query cost a third of a cached game page's CPU (docs/performance.md).
+        Not joined: the rematch, read only when a finished game's page is
+        rendered (not when it comes from the page cache), and the invitation,
+        read only while the game waits. Raises Game.DoesNotExist, also for a
+        game `viewer` may not see (visible_to): a waiting game of someone who
+        blocked them, answered exactly as a game that does not exist."""
         read = _page_read()
         row = None
         if sql.is_storable_pk(Game, game_id):
             with connection.cursor() as cursor:
-                cursor.execute(read.sql, [game_id])
+                cursor.execute(read.sql, [game_id, GameStatus.WAITING, viewer.pk])
                 row = cursor.fetchone()
         if row is None:
             raise Game.DoesNotExist(f"No game {game_id!r}.")

@@ -41,7 +41,6 @@ GAME_STREAM = re.compile(r"/games/([0-9]+)/events/")
 LONGEST_ID = 18
 LOBBY_STREAM = "/lobby/events/"
 
-LOBBY_MIN_INTERVAL_SECONDS = 1.0
 # Each stream asks its browser to reconnect after its own delay in this range,
 # so that a restart is followed by a spread of reconnects, not a stampede.
 RETRY_MILLISECONDS = (1000, 5000)
@@ -121,7 +120,8 @@ class Viewer(NamedTuple):
 
 def _viewer(cookie_header: str, game_id: int | None) -> Viewer:
     """The session and user are read as Django's middleware would; the game
-    costs one small query."""
+    costs one small query, and is None for a game the user may not see (a
+    waiting game of someone who blocked them), as for one that does not exist."""
     close_old_connections()
     try:
         session_key = parse_cookie(cookie_header).get(settings.SESSION_COOKIE_NAME)
@@ -132,6 +132,7 @@ def _viewer(cookie_header: str, game_id: int | None) -> Viewer:
         if game_id is not None:
             version = (
                 Game.objects.filter(pk=game_id)
+                .visible_to(user_id)
                 .values_list("version", flat=True)
                 .first()
             )
@@ -230,7 +231,7 @@ async def _watch_disconnect(receive, subscriber: Subscriber) -> None:
             return
 
 
-async def _pump(receive, send, subscriber: Subscriber, news, pause: float = 0.0):
+async def _pump(receive, send, subscriber: Subscriber, news):
     """Until the client leaves or the server shuts down: on news, send what
     `news()` returns; else ping."""
     watcher = asyncio.create_task(_watch_disconnect(receive, subscriber))
@@ -249,8 +250,6 @@ async def _pump(receive, send, subscriber: Subscriber, news, pause: float = 0.0)
                 await send(
                     {"type": "http.response.body", "body": body, "more_body": True}
                 )
-                if fresh and pause:
-                    await asyncio.sleep(pause)
     except OSError:
         return
     finally:
@@ -309,7 +308,8 @@ async def game_stream(scope, receive, send, game_id: int) -> None:
 
 async def lobby_stream(scope, receive, send) -> None:
     """`data: refresh` when one of the viewer's games or the open games change;
-    at most one a second, however busy the site is."""
+    at most one a second, however busy the site is (the hub delivers lobby news
+    at most once per LOBBY_INTERVAL_SECONDS: games.live.Coalescer)."""
     if await _bad_request(scope, send):
         return
     notices = hub.account_notices
@@ -326,12 +326,6 @@ async def lobby_stream(scope, receive, send) -> None:
             return
         if not await _open(send, scope):
             return
-        await _pump(
-            receive,
-            send,
-            subscriber,
-            lambda: _event("refresh", event="lobby"),
-            pause=LOBBY_MIN_INTERVAL_SECONDS,
-        )
+        await _pump(receive, send, subscriber, lambda: _event("refresh", event="lobby"))
     finally:
         hub.unsubscribe(user_id, subscriber, lobby=True)

@@ -35,9 +35,11 @@ ARCHIVE_PAGE_SIZE = 20
 RECENT_GAMES = 10
 
 
-def _game_or_404(game_id: int) -> Game:
+def _game_or_404(game_id: int, viewer) -> Game:
+    """The game as `viewer` may see it (Game.objects.for_page): a waiting game
+    of someone who blocked them is missing, before the page cache is asked."""
     try:
-        return Game.objects.for_page(game_id)
+        return Game.objects.for_page(game_id, viewer)
     except Game.DoesNotExist:
         raise Http404(GameNotFound.message) from None
 
@@ -98,7 +100,9 @@ def _rejected(request, game_id: int, message: str, status: int):
     """Re-render the game page (as it is now) with the reason for the refusal."""
     if status == 404:
         raise Http404(message)
-    return _render_game(request, _game_or_404(game_id), error=message, status=status)
+    return _render_game(
+        request, _game_or_404(game_id, request.user), error=message, status=status
+    )
 
 
 def _first_error(form) -> str:
@@ -219,7 +223,7 @@ def new_game(request):
 @get_only
 @login_required
 def game_detail(request, game_id: int):
-    game = _game_or_404(game_id)
+    game = _game_or_404(game_id, request.user)
     if "ply" in request.GET:
         return _render_replay(request, game)
     return _render_game(request, game)
@@ -253,7 +257,7 @@ def _render_replay(request, game: Game):
 def game_live(request, game_id: int):
     """The live part of the game page, for this viewer: what the page's script
     fetches when the game's stream announces a new version."""
-    game = _game_or_404(game_id)
+    game = _game_or_404(game_id, request.user)
     invitation_url = _invitation_url(request, game)
     if invitation_url is None:
         response = page_cache.render_cached(
@@ -291,7 +295,7 @@ def live_stream_unavailable(request, game_id: int | None = None):
 @login_required
 def game_state(request, game_id: int):
     try:
-        game = _game_or_404(game_id)
+        game = _game_or_404(game_id, request.user)
     except Http404 as exc:
         return JsonResponse({"error": str(exc)}, status=404)
     return JsonResponse(presentation.snapshot(game))

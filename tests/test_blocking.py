@@ -2,20 +2,34 @@
 start no game with the blocker, does not see or join their open games and cannot
 use their invitation links; games already running and records are untouched."""
 
+import re
+
 import pytest
 from django.db import IntegrityError, transaction
 from django.test import Client
 
 from games import exceptions, services
+from games.live import hub
 from games.models import Block, Game, GameStatus, PlayerRecord, PlayerResult
 
 from .conftest import X_WINS_ROW_0, snapshot_tables
+from .support.asgi import Stream, run, sessionid
 
 REFUSED = "alice does not accept challenges from you."
+NO_SUCH_GAME = "There is no such game."
+MISSING = 999999  # no game has this id
+TOKEN = re.compile(r'name="csrfmiddlewaretoken" value="[^"]+"')
 
 
 def text(response) -> str:
     return response.content.decode()
+
+
+def answer(response) -> tuple[int, str | None, bytes]:
+    """Status, type and body, the CSRF token (masked afresh for every response)
+    left out."""
+    body = TOKEN.sub("TOKEN", response.content.decode()).encode()
+    return response.status_code, response.get("Content-Type"), body
 
 
 @pytest.fixture
@@ -134,13 +148,18 @@ def test_a_block_is_one_way(as_alice, alice, bob):
 
 
 def test_a_blocked_person_cannot_join_the_blockers_open_game(as_bob, alice, bob):
+    """Refused as if the game did not exist (below): the refusal does not show
+    the game either."""
     game = services.create_game(creator=alice, side="o")
     services.block_player(blocker=alice, blocked=bob)
     before = snapshot_tables()
     response = as_bob.post(f"/games/{game.pk}/join/")
-    assert response.status_code == 403
-    assert REFUSED in text(response)
+    assert answer(response) == answer(as_bob.post(f"/games/{MISSING}/join/"))
+    assert response.status_code == 404
+    assert NO_SUCH_GAME in text(response)
     assert snapshot_tables() == before
+    with pytest.raises(exceptions.Blocked, match=f"^{REFUSED}$"):
+        services.join_game(game_id=game.pk, user=bob)
 
 
 def test_a_blocked_person_cannot_use_the_blockers_invitation(as_bob, alice, bob):
@@ -175,6 +194,181 @@ def test_running_games_continue_and_records_stay(alice, bob, play):
     running = play(running, (1, 1), (0, 1), (2, 2), (0, 2))
     assert running.status == GameStatus.X_WON
     assert running.player_x == bob
+
+
+# -- the blocker's waiting games -------------------------------------------------
+
+GAME_PATHS = [
+    "/games/{}/",
+    "/games/{}/?ply=0",
+    "/games/{}/state.json",
+    "/games/{}/live/",
+]
+
+
+@pytest.fixture(params=["open", "invitation"])
+def waiting(request, alice):
+    """A game of alice's waiting for an opponent: open, or an invitation."""
+    if request.param == "invitation":
+        return services.create_invitation(creator=alice, side="o").game
+    return services.create_game(creator=alice, side="o")
+
+
+@pytest.mark.parametrize("path", GAME_PATHS)
+def test_the_blockers_waiting_game_is_not_found_by_the_blocked_person(
+    as_bob, as_carol, alice, bob, waiting, path, django_assert_num_queries
+):
+    """Answered as for a game that does not exist, at no query more: the page,
+    a replay, state.json and the live part, whether from the page cache or not."""
+    seen_before = as_bob.get(path.format(waiting.pk))
+    assert seen_before.status_code == 200  # and now in the page cache
+    services.block_player(blocker=alice, blocked=bob)
+    missing = as_bob.get(path.format(MISSING))
+    with django_assert_num_queries(2):  # user, game
+        hidden = as_bob.get(path.format(waiting.pk))
+    assert answer(hidden) == answer(missing)
+    assert hidden.status_code == 404
+    assert NO_SUCH_GAME in text(hidden)
+    # Everyone else sees it as before.
+    assert as_carol.get(path.format(waiting.pk)).status_code == 200
+    services.unblock_player(blocker=alice, blocked=bob)
+    assert as_bob.get(path.format(waiting.pk)).status_code == 200
+
+
+@pytest.mark.parametrize("path", GAME_PATHS)
+def test_a_cached_page_never_reaches_the_blocked_person(client_for, alice, bob, path):
+    """The block is checked before the page cache is asked: even with no version
+    moved (a block written by hand), the page cached for bob stays unseen."""
+    game = services.create_game(creator=alice)
+    as_bob = client_for(bob)
+    assert as_bob.get(path.format(game.pk)).status_code == 200
+    assert as_bob.get(path.format(game.pk)).status_code == 200  # cached
+    Block.objects.create(blocker=alice, blocked=bob)
+    assert answer(as_bob.get(path.format(game.pk))) == answer(
+        as_bob.get(path.format(MISSING))
+    )
+
+
+@pytest.mark.usefixtures("alice_blocks_bob")
+def test_every_action_on_the_hidden_game_answers_as_for_a_missing_one(
+    as_bob, alice, waiting
+):
+    """A refused action re-renders the game page: not this one."""
+    before = snapshot_tables()
+    for action, data in [
+        ("join", {}),
+        ("move", {"row": 0, "col": 0}),
+        ("move", {"row": "x"}),
+        ("abort", {}),
+        ("forfeit", {}),
+        ("rematch", {}),
+    ]:
+        hidden = as_bob.post(f"/games/{waiting.pk}/{action}/", data)
+        missing = as_bob.post(f"/games/{MISSING}/{action}/", data)
+        assert answer(hidden) == answer(missing), action
+        assert hidden.status_code == 404, action
+    assert snapshot_tables() == before
+
+
+@pytest.mark.usefixtures("alice_blocks_bob")
+def test_the_blockers_other_games_stay_visible(as_bob, alice, bob, carol, play):
+    """Only a waiting game is hidden: a game running or finished goes on being
+    shown, to the blocked person too (they may be playing in it)."""
+    running = services.create_game(creator=alice, opponent=carol)
+    with_bob = services.create_game(creator=alice, opponent=bob)
+    finished = play(services.create_game(creator=alice, opponent=carol), *X_WINS_ROW_0)
+    for game in (running, with_bob, finished):
+        for path in GAME_PATHS:
+            assert as_bob.get(path.format(game.pk)).status_code == 200, path
+    # Bob's own waiting game, and a waiting game of someone bob blocked.
+    services.block_player(blocker=bob, blocked=carol)
+    for game in (
+        services.create_game(creator=bob),
+        services.create_game(creator=carol),
+    ):
+        assert as_bob.get(f"/games/{game.pk}/").status_code == 200
+
+
+def test_join_is_offered_only_to_someone_who_may_join(client_for, alice, bob, carol):
+    """The open game's page: Join for carol; not for alice (hers); bob, whom
+    alice blocked, gets no page at all; an invitation offers no Join button."""
+    game = services.create_game(creator=alice, side="o")
+    services.block_player(blocker=alice, blocked=bob)
+    join_form = f'action="/games/{game.pk}/join/"'
+    for path in ("/games/{}/", "/games/{}/live/"):
+        assert join_form in text(client_for(carol).get(path.format(game.pk)))
+        assert join_form not in text(client_for(alice).get(path.format(game.pk)))
+        assert client_for(bob).get(path.format(game.pk)).status_code == 404
+    invitation = services.create_invitation(creator=carol).game
+    page = text(client_for(alice).get(f"/games/{invitation.pk}/"))
+    assert f'action="/games/{invitation.pk}/join/"' not in page
+
+
+@pytest.mark.usefixtures("fresh_hub", "alice_blocks_bob")
+@pytest.mark.django_db(transaction=True)
+def test_the_blocked_persons_stream_is_refused_as_for_a_missing_game(
+    client_for, alice, bob, carol
+):
+    game = services.create_game(creator=alice)
+    bob_cookie = sessionid(client_for(bob))
+    carol_cookie = sessionid(client_for(carol))
+
+    async def answer_of(game_id: int, cookie: str):
+        stream = Stream(f"/games/{game_id}/events/", cookie=cookie)
+        status, _headers, body = await stream.response()
+        await stream.close()
+        return status, body.decode()
+
+    async def scenario():
+        return (
+            await answer_of(game.pk, bob_cookie),
+            await answer_of(MISSING, bob_cookie),
+            await answer_of(game.pk, carol_cookie),
+        )
+
+    hidden, missing, shown = run(scenario())
+    assert hidden == missing == (404, NO_SUCH_GAME)
+    assert shown == (200, "")
+    assert hub.games == {}
+
+
+@pytest.mark.parametrize("blocked", [False, True])
+def test_the_page_read_and_the_streams_query_agree(alice, bob, carol, play, blocked):
+    """Game.objects.for_page (SQL written out) and visible_to (the ORM's, for
+    the streams) hide the same games from the same viewers."""
+    games = [
+        services.create_game(creator=alice, side="x"),
+        services.create_game(creator=alice, side="o"),
+        services.create_invitation(creator=alice).game,
+        services.create_game(creator=carol),
+        services.create_game(creator=alice, opponent=carol),
+        play(services.create_game(creator=alice, opponent=carol), *X_WINS_ROW_0),
+    ]
+    services.abort(game_id=services.create_game(creator=alice).pk, user=alice)
+    games.append(Game.objects.get(status=GameStatus.ABORTED))
+    if blocked:
+        services.block_player(blocker=alice, blocked=bob)
+        services.block_player(blocker=carol, blocked=alice)
+    for viewer in (alice, bob, carol):
+        visible = set(Game.objects.visible_to(viewer).values_list("pk", flat=True))
+        for game in games:
+            try:
+                Game.objects.for_page(game.pk, viewer)
+                found = True
+            except Game.DoesNotExist:
+                found = False
+            assert found == (game.pk in visible), (viewer, game)
+    # The three waiting games of alice's are hidden from bob, carol's from alice.
+    everything = {game.pk for game in games}
+    expected = {
+        alice: everything - ({games[3].pk} if blocked else set()),
+        bob: everything - ({game.pk for game in games[:3]} if blocked else set()),
+        carol: everything,
+    }
+    for viewer, shown in expected.items():
+        assert set(Game.objects.visible_to(viewer).values_list("pk", flat=True)) == (
+            shown
+        ), viewer
 
 
 # -- the lobby -----------------------------------------------------------------

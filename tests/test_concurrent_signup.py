@@ -84,6 +84,26 @@ def test_simultaneous_sign_ups_of_one_name_in_any_case_make_one_account(server):
     assert "Traceback" not in server.log()
 
 
+def test_simultaneous_sign_ups_of_one_name_in_any_unicode_spelling_make_one(server):
+    """Spellings that LOWER(username) does not merge on SQLite: the unique key
+    of the folded name (accounts migration 0003) lets exactly one through."""
+    spellings = ["Émile", "émile", "ÉMILE", "éMILE"]
+    responses = race(server, lambda i: {"username": spellings[i % len(spellings)]})
+    statuses = sorted(response.status for response in responses)
+    assert statuses == [302] + [400] * (RACERS - 1)
+    for response in responses:
+        if response.status == 400:
+            assert any(refusal in response.text for refusal in NAME_REFUSALS)
+    winner = next(i for i, r in enumerate(responses) if r.status == 302)
+    names = stored(
+        server,
+        "get_user_model().objects.filter(username_key__key='émile')"
+        ".values_list('username', flat=True)",
+    )
+    assert names == [spellings[winner % len(spellings)]]
+    assert "Traceback" not in server.log()
+
+
 def test_simultaneous_sign_ups_with_one_address_all_go_ahead(server):
     responses = race(
         server,

@@ -9,10 +9,10 @@ from games import services
 from games.models import GAME_PAGE_FIELDS, Game
 
 
-def read(game_id: int) -> tuple[Game, int]:
-    """The page read of `game_id`, and the statements it took."""
+def read(game_id: int, viewer) -> tuple[Game, int]:
+    """The page read of `game_id` for `viewer`, and the statements it took."""
     with CaptureQueriesContext(connection) as queries:
-        game = Game.objects.for_page(game_id)
+        game = Game.objects.for_page(game_id, viewer)
     return game, len(queries)
 
 
@@ -21,7 +21,7 @@ def test_the_game_its_players_and_its_series_in_one_statement(alice, bob, game, 
     running = services.rematch(game_id=finished.pk, user=alice)
     running = play(running, (2, 2))
 
-    page_game, statements = read(running.pk)
+    page_game, statements = read(running.pk, alice)
 
     assert statements == 1
     stored = Game.objects.get(pk=running.pk)
@@ -46,7 +46,7 @@ def test_the_game_its_players_and_its_series_in_one_statement(alice, bob, game, 
 def test_a_waiting_game_has_one_player_and_no_series(alice):
     waiting = services.create_game(creator=alice, opponent=None, side="o")
 
-    page_game, statements = read(waiting.pk)
+    page_game, statements = read(waiting.pk, alice)
 
     assert statements == 1
     with CaptureQueriesContext(connection) as queries:
@@ -60,7 +60,7 @@ def test_a_waiting_game_has_one_player_and_no_series(alice):
 def test_a_closed_account_reads_as_inactive(alice, bob, game):
     services.close_account(user=bob)
 
-    page_game, _ = read(game.pk)
+    page_game, _ = read(game.pk, alice)
 
     assert page_game.player_o.get_username() == "bob"
     assert page_game.player_o.is_active is False
@@ -68,8 +68,8 @@ def test_a_closed_account_reads_as_inactive(alice, bob, game):
     assert page_game.version == Game.objects.get(pk=game.pk).version
 
 
-def test_timestamps_load_when_asked_for(game):
-    page_game, _ = read(game.pk)
+def test_timestamps_load_when_asked_for(alice, game):
+    page_game, _ = read(game.pk, alice)
 
     with CaptureQueriesContext(connection) as queries:
         created_at = page_game.created_at
@@ -79,6 +79,6 @@ def test_timestamps_load_when_asked_for(game):
 
 
 @pytest.mark.parametrize("game_id", [0, -1, 2**63, -(2**63) - 1, 10**30])
-def test_no_such_game(db, game_id):
+def test_no_such_game(alice, game_id):
     with pytest.raises(Game.DoesNotExist):
-        Game.objects.for_page(game_id)
+        Game.objects.for_page(game_id, alice)

@@ -200,6 +200,9 @@ def test_lobby_stream_hears_about_own_games_and_open_games_only(
         heard.setdefault(change.game_id, asyncio.Event()).set()
 
     monkeypatch.setattr(hub, "deliver", deliver_and_note)
+    # Each piece of news delivered at once, not a second after the one before
+    # (tests/test_lobby_coalescing.py).
+    monkeypatch.setattr(hub.lobby_news, "interval", 0.0)
 
     async def create(**kwargs):
         """Create a game; return bob's lobby news once this hub has heard of it."""

@@ -367,7 +367,7 @@ CSRF_FAILURE_VIEW = "games.errors.csrf_failure"
 # belongs to someone: a sign-up or change with a taken address goes ahead like any
 # other (the new address stays unconfirmed for good; its owner gets a notice
 # instead of a confirmation link, accounts.adapter). Usernames are unique in any
-# case (an index on LOWER(username), accounts migration 0001).
+# case and Unicode spelling (a unique key per name, accounts.usernames).
 ACCOUNT_ADAPTER = "accounts.adapter.AccountAdapter"
 ACCOUNT_FORMS = {
     "login": "accounts.forms.LoginForm",

@@ -40,6 +40,8 @@ from django.core.management.color import no_style  # noqa: E402
 from django.db import connection, transaction  # noqa: E402
 from django.utils import timezone  # noqa: E402
 
+from accounts.models import UsernameKey  # noqa: E402
+from accounts.usernames import username_key  # noqa: E402
 from games import rules  # noqa: E402
 from games.models import Game, GameStatus, Move, PlayerRecord, PlayerResult, Series  # noqa: E402
 from games.results import COUNTERS, counter_for, result_rows  # noqa: E402
@@ -225,6 +227,14 @@ class Seeder:
             batch_size=BATCH,
         )
         by_name = dict(User.objects.values_list("username", "pk"))
+        # bulk_create sends no signals: each name's key as a save would store it.
+        UsernameKey.objects.bulk_create(
+            [
+                UsernameKey(user_id=by_name[name], key=username_key(name))
+                for name in names
+            ],
+            batch_size=BATCH,
+        )
         ids = [by_name[name] for name in names]
         return ids[0], ids[1], ids[2:]
 
