@@ -19,6 +19,7 @@ from .env import (
     env_list,
     env_path,
     env_secret,
+    env_secret_list,
     env_str,
 )
 from .preflight import is_loopback
@@ -55,6 +56,10 @@ if not SECRET_KEY.strip():
             "DJANGO_DEBUG=1)."
         )
     SECRET_KEY = "django-insecure-development-key-do-not-use-in-production"
+# Earlier keys, still accepted for what they signed (sessions, password-reset
+# links, messages) while new signatures use SECRET_KEY: a key rotated this way
+# logs nobody out (docs/operations.md). Drop them once those have expired.
+SECRET_KEY_FALLBACKS = env_secret_list("DJANGO_SECRET_KEY_FALLBACKS")
 
 ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", ["127.0.0.1", "localhost"])
 CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS")
@@ -119,7 +124,7 @@ ASGI_APPLICATION = "tictactoe_site.asgi.application"
 # Redis carries only these notices, never a session. Off the host: a password
 # and TLS (rediss://:password@host:6379/0); games.checks warns at start-up
 # without them.
-REDIS_URL = env_str("REDIS_URL")
+REDIS_URL = env_secret("REDIS_URL").strip()
 # What the server processes of one host share as files, with SQLite: the session
 # cache (sessions/) and the live-update sockets (live/, without REDIS_URL).
 # Private: games.checks refuses to start when another user could write there.
@@ -129,8 +134,8 @@ WEB_MAX_STREAMS_PER_USER = env_int("WEB_MAX_STREAMS_PER_USER", 30, minimum=1)
 
 # Database: an embedded SQLite file unless DATABASE_URL says otherwise.
 DATABASES = {
-    "default": dj_database_url.config(
-        default=f"sqlite:///{BASE_DIR / 'db.sqlite3'}",
+    "default": dj_database_url.parse(
+        env_secret("DATABASE_URL").strip() or f"sqlite:///{BASE_DIR / 'db.sqlite3'}",
         # Each thread of a server process keeps its connection between requests.
         conn_max_age=env_int("DJANGO_CONN_MAX_AGE", 60, minimum=0),
         conn_health_checks=True,
@@ -309,6 +314,10 @@ SECURE_CSP = {
     "base-uri": [CSP.NONE],
     "object-src": [CSP.NONE],
 }
+
+# Error reports (tictactoe_site.sentry): unhandled errors of pages, streams and
+# the task worker go to Sentry when this is set; else sentry_sdk is not loaded.
+SENTRY_DSN = env_secret("SENTRY_DSN").strip()
 
 LOGGING = {
     "version": 1,
