@@ -83,6 +83,9 @@ MIDDLEWARE = [
     # The health probes, before anything reads the Host header, redirects to
     # HTTPS or touches the session (tictactoe_site.health).
     "tictactoe_site.health.answer_probes",
+    # A request id for every other request, and its access line
+    # (tictactoe_site.request_ids): outermost, so every answer has them.
+    "tictactoe_site.request_ids.request_ids",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -319,11 +322,22 @@ SECURE_CSP = {
 # the task worker go to Sentry when this is set; else sentry_sdk is not loaded.
 SENTRY_DSN = env_secret("SENTRY_DSN").strip()
 
+# Log lines: readable text, or one JSON object per line with the request's id,
+# user and route (tictactoe_site.logs), and an access line per request
+# (tictactoe_site.request_ids). The server's own lines follow the same format
+# (tictactoe_site.serve).
+LOG_FORMAT = env_choice("DJANGO_LOG_FORMAT", "text", ["text", "json"])
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {
-        "plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"},
+        # The console's, whichever format.
+        "plain": (
+            {"()": "tictactoe_site.logs.JsonLines"}
+            if LOG_FORMAT == "json"
+            else {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}
+        ),
     },
     "filters": {"not_a_probe": {"()": "tictactoe_site.probes.NotAProbe"}},
     "handlers": {
@@ -350,6 +364,11 @@ LOGGING = {
             "handlers": ["console"],
             "level": "INFO",
             "propagate": False,
+        },
+        # One line per request in JSON; in text the proxy's log (or uvicorn's,
+        # WEB_ACCESS_LOG) says it.
+        "tictactoe_site.access": {
+            "level": "INFO" if LOG_FORMAT == "json" else "WARNING"
         },
     },
 }

@@ -1,0 +1,18 @@
+"""The site's URLs plus `/failing/` (route "failing"), a page that raises as a
+bug would (tests/support/failing_settings.py)."""
+
+from django.urls import include, path
+
+
+class Bug(Exception):
+    """What the failing page raises."""
+
+
+def failing(request):
+    raise Bug("a page that fails, for the tests")
+
+
+urlpatterns = [
+    path("failing/", failing, name="failing"),
+    path("", include("tictactoe_site.urls")),
+]
