@@ -35,6 +35,7 @@ def start() -> None:
         return
     import sentry_sdk
     from sentry_sdk.integrations.django import DjangoIntegration
+    from sentry_sdk.integrations.logging import ignore_logger
 
     sentry_sdk.init(
         dsn=settings.SENTRY_DSN,
@@ -45,6 +46,8 @@ def start() -> None:
         before_send=before_send,
     )
     task_finished.connect(report_failed_task)
+    # Its one line per failed task would report that task twice.
+    ignore_logger("tictactoe_site.heartbeat")
     _sdk = sentry_sdk
 
 
