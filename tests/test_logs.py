@@ -9,6 +9,7 @@ import io
 import json
 import logging
 import re
+from pathlib import Path
 
 import pytest
 from django.core import mail
@@ -18,7 +19,7 @@ from tictactoe_site.env import ConfigurationError
 from tictactoe_site.logs import JsonLines, RequestContext, bound
 from tictactoe_site.mail import ATTEMPTS, deliver
 
-from .support import hosts
+from .support import fleet, hosts
 from .support.account_client import confirmed
 from .test_accounts_passwords import ask_for_reset
 from .test_env import assert_refused, load_settings, start
@@ -328,3 +329,53 @@ def test_the_served_app_writes_only_json_lines(backend, tmp_path):
         users["bob"],
     )
     assert all(set(line) >= LINE_FIELDS for line in lines)
+
+
+@pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
+def test_behind_readmes_nginx_the_proxys_id_names_the_request(backend, tmp_path):
+    """README's nginx block sets X-Request-ID to nginx's own $request_id: a
+    client's header is replaced, and the app's log line names nginx's id."""
+    if not Path(fleet.NGINX).exists():
+        fleet.unavailable("needs nginx: sudo apt-get install nginx-light")
+    log_path = tmp_path / "server.log"
+    with (
+        log_path.open("w") as log,
+        hosts.serving(
+            backend,
+            1,
+            log=log,
+            DJANGO_LOG_FORMAT="json",
+            DJANGO_TRUSTED_PROXY_COUNT="1",
+        ) as (ports, _),
+    ):
+        (port,) = ports
+        nginx = fleet.Nginx(tmp_path / "nginx", [f"127.0.0.1:{port}"] * 3)
+        nginx.start()
+        try:
+            direct = login_page_id(port, "chosen-by-client")
+            proxied = login_page_id(nginx.port, "chosen-by-client")
+        finally:
+            nginx.stop()
+    assert direct == "chosen-by-client"  # the app takes a trusted proxy's header
+    assert FRESH.fullmatch(proxied)  # nginx put its own in its place
+    lines = access_lines([json.loads(line) for line in log_path.open()])
+    assert [(line["request_id"], line["route"]) for line in lines] == [
+        ("chosen-by-client", "account_login"),
+        (proxied, "account_login"),
+    ]
+
+
+def login_page_id(port: int, request_id: str) -> str:
+    """The X-Request-ID of the login page's answer on `port`."""
+    connection_ = http.client.HTTPConnection("127.0.0.1", port, timeout=hosts.BOUND)
+    try:
+        connection_.request(
+            "GET",
+            "/accounts/login/",
+            headers={"Host": "127.0.0.1", "X-Request-ID": request_id},
+        )
+        answer = connection_.getresponse()
+        assert answer.status == 200
+        return answer.getheader("X-Request-ID")
+    finally:
+        connection_.close()
