@@ -10,6 +10,7 @@ import dj_database_url
 from django.utils.csp import CSP
 from dotenv import load_dotenv
 
+from . import logs
 from .env import (
     ConfigurationError,
     env_bool,
@@ -326,7 +327,7 @@ SENTRY_DSN = env_secret("SENTRY_DSN").strip()
 # user and route (tictactoe_site.logs), and an access line per request
 # (tictactoe_site.request_ids). The server's own lines follow the same format
 # (tictactoe_site.serve).
-LOG_FORMAT = env_choice("DJANGO_LOG_FORMAT", "text", ["text", "json"])
+LOG_FORMAT = env_choice("DJANGO_LOG_FORMAT", "text", logs.FORMATS)
 
 LOGGING = {
     "version": 1,
