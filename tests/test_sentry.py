@@ -17,9 +17,11 @@ import pytest
 from django.db import OperationalError
 
 from tictactoe_site import sentry
+from tictactoe_site.env import ConfigurationError
 
 from .support import hosts
 from .support.served import ROOT
+from .test_env import load_settings
 
 DEADLINE = 30  # seconds for an event to arrive
 
@@ -124,6 +126,39 @@ def test_without_a_dsn_sentry_sdk_is_never_imported(tmp_path):
         **database,
     )
     assert (with_dsn.returncode, with_dsn.stdout) == (0, "True\n"), with_dsn.stderr
+
+
+@pytest.mark.parametrize(
+    "dsn",
+    [
+        "sentry.example.com/1",
+        "ftp://key@sentry.example.com/1",
+        "https://sentry.example.com/1",  # no key
+        "https://key@/1",  # no host
+        "https://key@sentry.example.com/",  # no project
+        "https://key@sentry.example.com/project",
+        "https://key@sentry.example.com:port/1",
+    ],
+)
+def test_the_settings_refuse_what_is_not_a_dsn(monkeypatch, dsn):
+    with pytest.raises(ConfigurationError) as refused:
+        load_settings(monkeypatch, SENTRY_DSN=dsn)
+    assert str(refused.value) == (
+        "SENTRY_DSN is not a Sentry DSN: it looks like "
+        "https://<key>@<host>/<project number> (the project's Client Keys page)."
+    )
+
+
+@pytest.mark.parametrize(
+    "dsn",
+    [
+        "https://0123abcd@o42.ingest.sentry.io/4507",
+        "http://public:secret@127.0.0.1:9000/1",
+        "https://key@glitchtip.example.com/sentry/3",
+    ],
+)
+def test_the_settings_take_a_dsn(monkeypatch, dsn):
+    assert load_settings(monkeypatch, SENTRY_DSN=dsn)["SENTRY_DSN"] == dsn
 
 
 # -- what a report holds -------------------------------------------------------------

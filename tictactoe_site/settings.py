@@ -322,6 +322,24 @@ SECURE_CSP = {
 # Error reports (tictactoe_site.sentry): unhandled errors of pages, streams and
 # the task worker go to Sentry when this is set; else sentry_sdk is not loaded.
 SENTRY_DSN = env_secret("SENTRY_DSN").strip()
+if SENTRY_DSN:
+    # What sentry_sdk would refuse with a traceback in every server process.
+    _dsn = urlsplit(SENTRY_DSN)
+    try:
+        _dsn.port  # noqa: B018 (a port that is not a number raises)
+    except ValueError:
+        _dsn = urlsplit("")
+    if not (
+        _dsn.scheme in ("http", "https")
+        and _dsn.hostname
+        and _dsn.username
+        and _dsn.path.rpartition("/")[2].isdigit()
+    ):
+        raise ConfigurationError(
+            "SENTRY_DSN is not a Sentry DSN: it looks like "
+            "https://<key>@<host>/<project number> (the project's Client Keys "
+            "page)."
+        )
 
 # Log lines: readable text, or one JSON object per line with the request's id,
 # user and route (tictactoe_site.logs), and an access line per request
