@@ -10,7 +10,7 @@ from tictactoe_site.env import ConfigurationError, env_secret, env_secret_list
 
 from .support.account_client import confirmed, logged_in_as, login, mailed_link
 from .test_accounts_passwords import LINK_INVALID, ask_for_reset
-from .test_env import load_settings
+from .test_env import load_settings, make_serve
 
 VAR = "TTT_TEST_SECRET"
 
@@ -208,3 +208,16 @@ def test_a_reset_link_from_before_a_rotation_works_with_the_old_key_as_fallback(
     else:
         assert response.status_code == 400
         assert LINK_INVALID in response.text
+
+
+def test_make_serve_takes_the_key_from_a_file(tmp_path, secret_file):
+    """`make serve` checks for a key before anything else: a key file will do
+    (it then stops at the next refusal, before serving)."""
+    returncode, stderr = make_serve(
+        tmp_path,
+        DJANGO_SECRET_KEY="",
+        DJANGO_SECRET_KEY_FILE=secret_file("env-test-secret\n"),
+        WEB_THREADS="abc",
+    )
+    assert returncode != 0
+    assert stderr.splitlines()[0] == "WEB_THREADS must be a whole number, not 'abc'."
