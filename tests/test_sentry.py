@@ -293,3 +293,34 @@ def test_a_streams_failure_arrives_with_its_request_id_and_route(ingest, tmp_pat
         "route": "game_events",
     }
     assert ingest.events.empty()
+
+
+AN_EMAIL_GIVEN_UP = """
+import django
+
+django.setup()
+import sentry_sdk
+from django.test import override_settings
+from tictactoe_site import sentry
+from tictactoe_site.mail import ATTEMPTS, deliver
+from tests.test_mail_queue import REFUSING, queued_message
+
+sentry.start()
+with override_settings(MAILERS=REFUSING):
+    print(deliver.call(queued_message(request_id="mail-7"), ATTEMPTS))
+sentry_sdk.flush(10)
+"""
+
+
+def test_an_email_given_up_arrives_with_the_request_that_queued_it(ingest, tmp_path):
+    result = python(
+        AN_EMAIL_GIVEN_UP,
+        SENTRY_DSN=ingest.dsn,
+        DATABASE_URL=f"sqlite:///{tmp_path / 'db.sqlite3'}",
+    )
+    assert (result.returncode, result.stdout) == (0, "given up\n"), result.stderr
+    event = ingest.next_event()
+    assert event["logentry"]["message"].startswith("Email %r to %s not sent after")
+    assert event["logger"] == "tictactoe_site.mail"
+    assert event["tags"]["request_id"] == "mail-7"
+    assert ingest.events.empty()
