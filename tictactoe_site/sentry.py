@@ -11,7 +11,13 @@ and nothing else about the person: no cookies, headers, address, request body,
 URL (an invitation's secret travels in one) or local variables.
 
 Not reported: the 503 a database outage answers (an outage, not a bug: it shows
-on /readyz and in the log), and every refusal (4xx).
+on /readyz and in the log), every refusal (4xx), and requests for hosts the site
+does not serve.
+
+Cost: no tracing, no spans per middleware, signal or cache call, no session
+counts (release health), so an ordinary request sends nothing; measured
+in-process, a page costs about 55 µs more CPU with SENTRY_DSN set (a 404 page:
+206 µs without, 262 µs with; 441 µs with the integration's defaults).
 """
 
 import sys
@@ -39,15 +45,23 @@ def start() -> None:
 
     sentry_sdk.init(
         dsn=settings.SENTRY_DSN,
-        integrations=[DjangoIntegration()],
+        integrations=[
+            DjangoIntegration(
+                middleware_spans=False, signals_spans=False, cache_spans=False
+            )
+        ],
         send_default_pii=False,
         include_local_variables=False,
         max_request_body_size="never",
+        auto_session_tracking=False,
         before_send=before_send,
     )
     task_finished.connect(report_failed_task)
     # Its one line per failed task would report that task twice.
     ignore_logger("tictactoe_site.heartbeat")
+    # A request for a host the site does not serve (bots, scanners): a 400,
+    # logged as an error by Django, not a bug of the site.
+    ignore_logger("django.security.DisallowedHost")
     _sdk = sentry_sdk
 
 
