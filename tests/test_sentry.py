@@ -5,6 +5,7 @@ person; a refused move (4xx) does not arrive; without SENTRY_DSN, sentry_sdk is
 never imported."""
 
 import gzip
+import http.client
 import json
 import os
 import queue
@@ -191,6 +192,8 @@ def test_a_500_and_a_failed_task_arrive_and_a_refusal_does_not(backend, ingest):
         (game_id,) = versions
         # alice is to move: bob's move is refused.
         assert hosts.play(port, sessions["bob"], game_id, 0, 0, 0) == 403
+        # A scanner's request for another host (Django logs an error).
+        assert status_for_host(port, "evil.example") == 400
         for request_id in ("boom-1", "boom-2"):
             connection, answer = request(port, sessions["alice"], request_id)
             assert (answer.status, answer.getheader("X-Request-ID")) == (
@@ -200,7 +203,7 @@ def test_a_500_and_a_failed_task_arrive_and_a_refusal_does_not(backend, ingest):
             connection.close()
         alice = user_id(backend, "alice")
 
-        # In order: nothing for the refusal, one event per 500.
+        # In order: nothing for the refusals, one event per 500.
         for request_id in ("boom-1", "boom-2"):
             event = ingest.next_event()
             assert exception_of(event) == (
@@ -227,8 +230,6 @@ def test_a_500_and_a_failed_task_arrive_and_a_refusal_does_not(backend, ingest):
 
 
 def request(port: int, session: str, request_id: str):
-    import http.client
-
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=hosts.BOUND)
     connection.request(
         "GET",
@@ -239,6 +240,15 @@ def request(port: int, session: str, request_id: str):
         },
     )
     return connection, connection.getresponse()
+
+
+def status_for_host(port: int, host: str) -> int:
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=hosts.BOUND)
+    try:
+        connection.request("GET", "/accounts/login/", headers={"Host": host})
+        return connection.getresponse().status
+    finally:
+        connection.close()
 
 
 def user_id(backend, username: str) -> int:
