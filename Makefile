@@ -75,9 +75,10 @@ run: install .env ## install, set this checkout up for development (.env), migra
 	$(PY) manage.py migrate --noinput
 	WEB_RELOAD=$${WEB_RELOAD:-1} HOST=$(HOST) PORT=$(PORT) $(PY) -m tictactoe_site.serve
 
-# Production: needs DJANGO_SECRET_KEY (README, "Deploying"). $(call needs_key,WHAT
-# THE TARGET DOES) stops the target with the fix when it is not set.
-needs_key = [ -n "$$DJANGO_SECRET_KEY" ] || { echo "make $@ $(1) and needs DJANGO_SECRET_KEY:" \
+# Production: needs DJANGO_SECRET_KEY or DJANGO_SECRET_KEY_FILE (README,
+# "Deploying"). $(call needs_key,WHAT THE TARGET DOES) stops the target with the
+# fix when neither is set.
+needs_key = [ -n "$$DJANGO_SECRET_KEY$$DJANGO_SECRET_KEY_FILE" ] || { echo "make $@ $(1) and needs DJANGO_SECRET_KEY:" \
 	  "set it to a long random value, e.g. export DJANGO_SECRET_KEY=\"\$$(openssl rand -base64 48)\"" \
 	  "(README, Deploying). For local development use make run." >&2; exit 1; }
 

@@ -29,6 +29,8 @@ from django.db import InterfaceError, OperationalError, close_old_connections
 from django.http.cookie import parse_cookie
 from django.http.request import split_domain_port, validate_host
 
+from tictactoe_site import logs
+
 from .errors import DATABASE_UNAVAILABLE, RETRY_AFTER_SECONDS
 from .forms import parse_digits
 from .live import Subscriber, hub
@@ -145,11 +147,13 @@ async def _identify(scope, send, game_id: int | None) -> Viewer | None:
     """`_viewer` in a thread; None, after a 503 like the pages' (games.errors),
     while the database cannot be reached."""
     try:
-        return await asyncio.to_thread(_viewer, _header(scope, b"cookie"), game_id)
+        viewer = await asyncio.to_thread(_viewer, _header(scope, b"cookie"), game_id)
     except (OperationalError, InterfaceError):
         retry_after = str(RETRY_AFTER_SECONDS).encode()
         await _refuse(send, 503, DATABASE_UNAVAILABLE, [(b"retry-after", retry_after)])
         return None
+    logs.note_user(viewer.user_id)  # for the stream's log lines
+    return viewer
 
 
 TOO_MANY_STREAMS = (

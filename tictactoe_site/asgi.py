@@ -21,6 +21,9 @@ from django.core.wsgi import get_wsgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tictactoe_site.settings")
 
+from . import sentry  # noqa: E402
+
+sentry.start()  # before Django serves anything; nothing without SENTRY_DSN
 pages = get_wsgi_application()
 
 from django.conf import settings  # noqa: E402
@@ -28,7 +31,7 @@ from django.conf import settings  # noqa: E402
 from games import private_dirs, streams  # noqa: E402  (needs the apps loaded)
 from games.live import hub  # noqa: E402
 
-from . import cpus, health  # noqa: E402
+from . import cpus, health, request_ids  # noqa: E402
 from .bridge import WsgiBridge  # noqa: E402
 
 # The pages that may hash a password: sign-in, sign-up, password and email
@@ -54,7 +57,7 @@ async def application(scope, receive, send):
         if scope["path"] == LIVENESS_PATH:
             await answer_liveness(scope, send)
         elif (stream := streams.route(scope["path"])) is not None:
-            await stream(scope, receive, send)
+            await request_ids.serve_stream(stream, scope, receive, send)
         else:
             await bridge(scope, receive, send)
     elif scope["type"] == "lifespan":

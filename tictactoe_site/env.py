@@ -6,6 +6,11 @@ that names the variable and what it takes: `DJANGO_SECURE_COOKIES=ture` is a
 mistake to report, not "off". The entry points (manage.py,
 `python -m tictactoe_site.serve`, `python -m tictactoe_site.worker`) report it as
 one line through `reports_configuration_errors`, not as a traceback.
+
+A secret (`env_secret`: keys, passwords, URLs that carry a password) may instead
+come from a file, as container platforms mount them: `X_FILE=/run/secrets/x`
+reads X from that file (without the line break at its end). Setting both X and
+X_FILE, or naming a file that cannot be read, stops the start.
 """
 
 import functools
@@ -34,8 +39,36 @@ def env_str(name: str, default: str = "") -> str:
 
 
 def env_secret(name: str) -> str:
-    """A password or key, exactly as given: spaces at either end are part of it."""
-    return os.environ.get(name, "")
+    """A password or key, exactly as given: spaces at either end are part of it.
+    Or the content of the file `<name>_FILE` names, without its final line
+    break (`echo key > file` writes one)."""
+    file_name = f"{name}_FILE"
+    path = _value(file_name)
+    if path is None:
+        return os.environ.get(name, "")
+    if os.environ.get(name, "").strip():
+        raise ConfigurationError(
+            f"{name} and {file_name} are both set: set one of them (the file "
+            f"holds the value of {name})."
+        )
+    try:
+        content = Path(path).read_text(encoding="utf-8")
+    except OSError as error:
+        reason = error.strerror or str(error)
+    except UnicodeDecodeError:
+        reason = "not UTF-8 text"
+    else:
+        return content.removesuffix("\n").removesuffix("\r")
+    raise ConfigurationError(
+        f"{file_name} names {path}, which cannot be read: {reason}."
+    )
+
+
+def env_secret_list(name: str) -> list[str]:
+    """Secrets separated by commas (or, in a file, by lines); empty items are
+    dropped."""
+    items = env_secret(name).replace("\n", ",").split(",")
+    return [item.strip() for item in items if item.strip()]
 
 
 def env_list(name: str, default: Sequence[str] = ()) -> list[str]:

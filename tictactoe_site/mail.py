@@ -18,6 +18,8 @@ from django.core.mail.backends.base import BaseEmailBackend
 from django.tasks import task
 from django.utils import timezone
 
+from . import logs
+
 logger = logging.getLogger(__name__)
 
 RELAY = "relay"
@@ -42,6 +44,8 @@ def to_json(message) -> dict:
             [str(content), mimetype]
             for content, mimetype in getattr(message, "alternatives", [])
         ],
+        # The worker's lines about it name the request that queued it.
+        "request_id": logs.current_request_id(),
     }
 
 
@@ -76,6 +80,11 @@ class QueuedEmailBackend(BaseEmailBackend):
 @task
 def deliver(message: dict, attempt: int = 1) -> str:
     """Send one queued message through the relay; on failure queue the next try."""
+    with logs.bound(logs.RequestContext(message.get("request_id"))):
+        return _deliver(message, attempt)
+
+
+def _deliver(message: dict, attempt: int) -> str:
     try:
         with mailers[RELAY] as relay:
             relay.send_messages([from_json(message)])

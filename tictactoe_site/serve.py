@@ -28,9 +28,11 @@ import time
 import uvicorn
 from uvicorn.supervisors import ChangeReload, Multiprocess
 
+from . import logs
 from .env import (
     ConfigurationError,
     env_bool,
+    env_choice,
     env_int,
     env_str,
     reports_configuration_errors,
@@ -64,6 +66,8 @@ def config() -> Config:
     # 0: any free port, as the operating system picks (tests use it).
     port = env_int("PORT", 8000, minimum=0, maximum=65535)
     access_log = env_bool("WEB_ACCESS_LOG")
+    # The server's own lines as the app's (DJANGO_LOG_FORMAT, tictactoe_site.logs).
+    log_format = env_choice("DJANGO_LOG_FORMAT", "text", logs.FORMATS)
     return Config(
         APP,
         host=host,
@@ -73,6 +77,7 @@ def config() -> Config:
         reload_dirs=["games", "tictactoe_site", "templates"] if reload else None,
         lifespan="on",
         access_log=access_log,
+        log_config=logs.uvicorn_config(log_format) or uvicorn.config.LOGGING_CONFIG,
         # The server believes no X-Forwarded-* header: the client address and
         # scheme are decided in one place, by Django, from
         # DJANGO_TRUSTED_PROXY_COUNT (tictactoe_site.settings).

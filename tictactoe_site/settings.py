@@ -11,6 +11,7 @@ import dj_database_url
 from django.utils.csp import CSP
 from dotenv import load_dotenv
 
+from . import logs
 from .env import (
     ConfigurationError,
     env_bool,
@@ -20,6 +21,7 @@ from .env import (
     env_list,
     env_path,
     env_secret,
+    env_secret_list,
     env_str,
 )
 from .preflight import is_loopback
@@ -56,6 +58,10 @@ if not SECRET_KEY.strip():
             "DJANGO_DEBUG=1)."
         )
     SECRET_KEY = "django-insecure-development-key-do-not-use-in-production"
+# Earlier keys, still accepted for what they signed (sessions, password-reset
+# links, messages) while new signatures use SECRET_KEY: a key rotated this way
+# logs nobody out (docs/operations.md). Drop them once those have expired.
+SECRET_KEY_FALLBACKS = env_secret_list("DJANGO_SECRET_KEY_FALLBACKS")
 
 ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", ["127.0.0.1", "localhost"])
 CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS")
@@ -81,6 +87,9 @@ MIDDLEWARE = [
     # The health probes, before anything reads the Host header, redirects to
     # HTTPS or touches the session (tictactoe_site.health).
     "tictactoe_site.health.answer_probes",
+    # A request id for every other request, and its access line
+    # (tictactoe_site.request_ids): outermost, so every answer has them.
+    "tictactoe_site.request_ids.request_ids",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -122,7 +131,7 @@ ASGI_APPLICATION = "tictactoe_site.asgi.application"
 # Redis carries only these notices, never a session. Off the host: a password
 # and TLS (rediss://:password@host:6379/0); games.checks warns at start-up
 # without them.
-REDIS_URL = env_str("REDIS_URL")
+REDIS_URL = env_secret("REDIS_URL").strip()
 # What the server processes of one host share as files, with SQLite: the session
 # cache (sessions/) and the live-update sockets (live/, without REDIS_URL).
 # Private: games.checks refuses to start when another user could write there.
@@ -132,8 +141,8 @@ WEB_MAX_STREAMS_PER_USER = env_int("WEB_MAX_STREAMS_PER_USER", 30, minimum=1)
 
 # Database: an embedded SQLite file unless DATABASE_URL says otherwise.
 DATABASES = {
-    "default": dj_database_url.config(
-        default=f"sqlite:///{BASE_DIR / 'db.sqlite3'}",
+    "default": dj_database_url.parse(
+        env_secret("DATABASE_URL").strip() or f"sqlite:///{BASE_DIR / 'db.sqlite3'}",
         # Each thread of a server process keeps its connection between requests.
         conn_max_age=env_int("DJANGO_CONN_MAX_AGE", 60, minimum=0),
         conn_health_checks=True,
@@ -308,11 +317,44 @@ SECURE_CSP = {
     "object-src": [CSP.NONE],
 }
 
+# Error reports (tictactoe_site.sentry): unhandled errors of pages, streams and
+# the task worker go to Sentry when this is set; else sentry_sdk is not loaded.
+SENTRY_DSN = env_secret("SENTRY_DSN").strip()
+if SENTRY_DSN:
+    # What sentry_sdk would refuse with a traceback in every server process.
+    _dsn = urlsplit(SENTRY_DSN)
+    try:
+        _dsn.port  # noqa: B018 (a port that is not a number raises)
+    except ValueError:
+        _dsn = urlsplit("")
+    if not (
+        _dsn.scheme in ("http", "https")
+        and _dsn.hostname
+        and _dsn.username
+        and _dsn.path.rpartition("/")[2].isdigit()
+    ):
+        raise ConfigurationError(
+            "SENTRY_DSN is not a Sentry DSN: it looks like "
+            "https://<key>@<host>/<project number> (the project's Client Keys "
+            "page)."
+        )
+
+# Log lines: readable text, or one JSON object per line with the request's id,
+# user and route (tictactoe_site.logs), and an access line per request
+# (tictactoe_site.request_ids). The server's own lines follow the same format
+# (tictactoe_site.serve).
+LOG_FORMAT = env_choice("DJANGO_LOG_FORMAT", "text", logs.FORMATS)
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {
-        "plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"},
+        # The console's, whichever format.
+        "plain": (
+            {"()": "tictactoe_site.logs.JsonLines"}
+            if LOG_FORMAT == "json"
+            else {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}
+        ),
     },
     "filters": {"not_a_probe": {"()": "tictactoe_site.probes.NotAProbe"}},
     "handlers": {
@@ -339,6 +381,11 @@ LOGGING = {
             "handlers": ["console"],
             "level": "INFO",
             "propagate": False,
+        },
+        # One line per request in JSON; in text the proxy's log (or uvicorn's,
+        # WEB_ACCESS_LOG) says it.
+        "tictactoe_site.access": {
+            "level": "INFO" if LOG_FORMAT == "json" else "WARNING"
         },
     },
 }

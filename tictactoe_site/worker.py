@@ -45,7 +45,9 @@ def main() -> None:
         threading.Thread(target=stop_when_orphaned, args=(parent,), daemon=True).start()
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tictactoe_site.settings")
     django.setup()
-    from . import heartbeat  # defines tasks: needs the settings
+    from . import heartbeat, sentry  # define tasks, read settings: after setup
+
+    sentry.start()  # failed tasks to Sentry; nothing without SENTRY_DSN
 
     worker = heartbeat.prepare_worker()
     call_command(
