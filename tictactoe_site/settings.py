@@ -69,6 +69,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "allauth",
     "allauth.account",
+    "allauth.usersessions",
     "django_tasks_db",
     "accounts",
     "games",
@@ -416,6 +417,15 @@ ACCOUNT_RATE_LIMITS = {
     "confirm_email": _per_key_and_ip(PASSWORD_RESET_LIMIT),
 }
 ALLAUTH_RATE_LIMIT_IPV6_PREFIX = 64
+# Signed-in browsers (allauth.usersessions; the account page lists them and ends
+# them, accounts.user_sessions): recorded at login only. Tracking activity would
+# write to the database on every page of a logged-in player, pages that only
+# read included (UserSessionsMiddleware: about 3 queries and a write per page).
+USERSESSIONS_TRACK_ACTIVITY = False
+USERSESSIONS_ADAPTER = "accounts.user_sessions.UserSessionsAdapter"
+# Confirmation keys are signed (HMAC), never stored: the worker makes them from
+# the address when it sends the mail (accounts.account_mail).
+ACCOUNT_EMAIL_CONFIRMATION_HMAC = True
 # -- end of accounts ------------------------------------------------------------
 
 
