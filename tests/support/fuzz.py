@@ -246,6 +246,8 @@ ACCOUNT_ROUTES = [
     ("POST", "/accounts/turn-email/"),
     ("GET", "/accounts/turn-email/unsubscribe/MQ:token/"),  # not a valid link
     ("POST", "/accounts/turn-email/unsubscribe/MQ:token/"),
+    ("POST", "/accounts/sessions/end/"),
+    ("GET", "/accounts/data/"),
 ]
 ROUTES += ACCOUNT_ROUTES
 # Served by the ASGI stream handler (games.streams), not by Django's views.
