@@ -418,9 +418,12 @@ ACCOUNT_RATE_LIMITS = {
 }
 ALLAUTH_RATE_LIMIT_IPV6_PREFIX = 64
 # Signed-in browsers (allauth.usersessions; the account page lists them and ends
-# them, accounts.user_sessions): recorded at login only. Tracking activity would
-# write to the database on every page of a logged-in player, pages that only
-# read included (UserSessionsMiddleware: about 3 queries and a write per page).
+# them, accounts.user_sessions): recorded at login only, so no middleware.
+# Tracking activity (USERSESSIONS_TRACK_ACTIVITY and UserSessionsMiddleware)
+# would write on every page of a logged-in player, pages that only read
+# included: measured, the game page and the lobby went from 2 statements to 7
+# (a transaction, 2 SELECTs and an UPDATE of the session's row), each GET taking
+# SQLite's write lock.
 USERSESSIONS_TRACK_ACTIVITY = False
 USERSESSIONS_ADAPTER = "accounts.user_sessions.UserSessionsAdapter"
 # Confirmation keys are signed (HMAC), never stored: the worker makes them from
