@@ -132,3 +132,57 @@ def test_a_reset_whose_address_was_removed_meanwhile_is_not_sent(
         "not sent: its account or address changed",
         "sent",
     ]
+
+
+def test_a_notice_is_queued_as_plain_values_and_built_by_the_worker(
+    settings, run_tasks, client_for, alice
+):
+    """allauth's notices (a password changed; the MFA ones) carry the time, the
+    address and the browser: stored as plain values, shown as allauth shows
+    them, with the site's address, not the request's Host."""
+    settings.MAILERS = QUEUED
+    settings.ACCOUNT_EMAIL_NOTIFICATIONS = True
+    settings.SITE_URL = "https://ttt.example.com"
+    settings.ALLOWED_HOSTS = ["evil.example"]
+    confirmed(alice, "alice@example.com")
+    changed = client_for(alice, HTTP_HOST="evil.example").post(
+        "/accounts/password/change/",
+        {"oldpassword": PASSWORD, "password1": NEW_PASSWORD, "password2": NEW_PASSWORD},
+        REMOTE_ADDR="198.51.100.8",
+        HTTP_USER_AGENT="Firefox/140.0",
+    )
+    assert changed.status_code == 302
+    (task,) = DBTaskResult.objects.all()
+    (refs,) = task.args_kwargs["args"]
+    assert refs["template"] == "account/email/password_changed"
+    assert refs["values"] == {"ip": "198.51.100.8", "user_agent": "Firefox/140.0"}
+    assert set(refs["times"]) == {"timestamp"}
+    assert "evil.example" not in json.dumps(refs)
+
+    run_tasks()
+    (notice,) = mail.outbox
+    assert notice.to == ["alice@example.com"]
+    assert "- IP address: 198.51.100.8" in notice.body
+    assert "- Browser: Firefox/140.0" in notice.body
+    assert "ttt.example.com" in notice.body
+    assert "evil.example" not in notice.body
+
+
+def test_a_mail_with_a_code_or_an_object_is_refused_before_it_is_queued(db):
+    """A code cannot be made again from a reference (allauth keeps it in the
+    session): login, reset and verification by code are off, and a mail that
+    carries one, or any value JSON cannot hold, stops at once."""
+    from accounts.account_mail import references
+
+    with pytest.raises(ValueError, match="a mail with a code cannot be queued"):
+        references("account/email/login_code", "a@example.com", {"code": "1234"})
+    with pytest.raises(TypeError, match="account/email/x: thing cannot be queued"):
+        references("account/email/x", "a@example.com", {"thing": object()})
+
+
+def test_only_known_builders_are_run(db):
+    """The task table names which code builds a mail only among BUILDERS."""
+    from tictactoe_site.mail import deliver
+
+    with pytest.raises(KeyError):
+        deliver.call({"build": "os.system", "to": "a@example.com"})
