@@ -20,7 +20,7 @@ from django.utils.translation import ngettext
 
 from games.http import get_only, post_only
 
-from . import data_export
+from . import data_export, user_sessions
 
 
 class EndSessionsForm(forms.Form):
@@ -73,6 +73,10 @@ def end_sessions(request):
                 404,
             )
     ends_this_one = any(session.session_key == current for session in chosen)
+    # Rows of sessions already ended (by a password change, say) go too, but
+    # only browsers still signed in count.
+    alive = {browser.id for browser in user_sessions.signed_in(request.user, current)}
+    ended = sum(session.pk in alive for session in chosen)
     get_adapter().end_sessions(chosen)
     if ends_this_one:
         logout(request)
@@ -83,9 +87,9 @@ def end_sessions(request):
         ngettext(
             "Signed out of %(count)d other browser.",
             "Signed out of %(count)d other browsers.",
-            len(chosen),
+            ended,
         )
-        % {"count": len(chosen)},
+        % {"count": ended},
     )
     return redirect("account_change_password")
 
