@@ -12,7 +12,7 @@ from django import forms
 from django.conf import settings
 from django.core.exceptions import PermissionDenied
 
-from . import usernames
+from . import account_mail, usernames
 from .client import client_ip
 from .mfa_adapter import send_notice
 
@@ -83,11 +83,18 @@ class AccountAdapter(DefaultAccountAdapter):
         return confirmed is not None and confirmed.pk == user.pk
 
     def send_mail(self, template_prefix: str, email: str, context: dict) -> None:
-        """Through Django's mail API; a mail server that fails is logged, and
-        the page is the same as when it works (no one learns from an error
-        which mails go out)."""
+        """Every allauth mail, built from references with the site's links
+        (accounts.account_mail), so that the queue stores no link and no Host
+        header reaches a mail; through Django's mail API. A mail server that
+        fails is logged, and the page is the same as when it works (no one
+        learns from an error which mails go out)."""
+        message = account_mail.build(
+            account_mail.references(template_prefix, email, context)
+        )
+        if message is None:
+            return
         try:
-            super().send_mail(template_prefix, email, context)
+            message.send()
         except OSError as error:  # smtplib's errors and refused connections
             logger.warning("Could not send %s: %r", template_prefix, error)
 
@@ -103,9 +110,14 @@ class AccountAdapter(DefaultAccountAdapter):
     def send_confirmation_mail(self, request, emailconfirmation, signup: bool) -> None:
         """A confirmation link, unless another account has confirmed the address:
         then its owner gets a notice that someone tried to use it. Either way one
-        mail goes out, and the page that asked for it is the same."""
+        mail goes out, and the page that asked for it is the same. The link is
+        made from the address when the mail is built (an HMAC key: allauth's
+        default), not taken from the request."""
         address = emailconfirmation.email_address
         if confirmed_by_someone_else(address):
             self.send_mail("account/email/address_in_use", address.email, {})
         else:
-            super().send_confirmation_mail(request, emailconfirmation, signup)
+            template = "account/email/email_confirmation" + (
+                "_signup" if signup else ""
+            )
+            self.send_mail(template, address.email, {"email_address": address})

@@ -10,7 +10,7 @@ from django.urls import path, re_path
 
 from games.http import allow_methods, get_only
 
-from . import views
+from . import privacy_views, views
 from .views import account_page
 
 logout = allow_methods("POST", hint="Use the Log out button at the top.")(
@@ -73,6 +73,9 @@ urlpatterns = [
         name="account_inactive",
     ),
     path("close/", views.close_account, name="account_close"),
+    # Your signed-in browsers, and your data (accounts.privacy_views).
+    path("sessions/end/", privacy_views.end_sessions, name="account_end_sessions"),
+    path("data/", privacy_views.download_data, name="account_download_data"),
     path("turn-email/", views.turn_email_settings, name="turn_email_settings"),
     path(
         "turn-email/unsubscribe/<str:token>/",

@@ -50,8 +50,9 @@ def test_password_change_needs_a_login(client, db):
 def test_password_change_page(client_for, alice, django_assert_num_queries):
     client = client_for(alice)
     # The user, their second factors, whom they blocked, their your-turn email
-    # choice.
-    with django_assert_num_queries(4):
+    # choice, their recorded browsers (none: force_login records none;
+    # tests/test_usersessions.py).
+    with django_assert_num_queries(5):
         response = client.get("/accounts/password/change/")
     assert response.status_code == 200
     assert '<a href="/accounts/password/change/">Account</a>' in response.text

@@ -4,6 +4,7 @@ its documented answer (302 to a login page, 403, 409) and leaves every stored
 game, move, series and account exactly as it was (tests/support/hostile.py checks that).
 """
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from io import StringIO
@@ -611,3 +612,73 @@ def test_nobody_touches_another_accounts_key(cast, role, action):
         response = send(client, method, path, {"name": "Mine now"})
         assert response.status_code == 404
     assert Authenticator.objects.get(pk=key.pk).data == {"name": "Owner's key"}
+
+
+# -- signed-in browsers and your data (accounts.privacy_views) ---------------
+
+
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [("POST", "/accounts/sessions/end/"), ("GET", "/accounts/data/")],
+)
+def test_browsers_and_data_send_anonymous_visitors_to_log_in(db, method, path):
+    response = send(
+        Client(), method, path, {"others": "1"} if method == "POST" else None
+    )
+    assert response.status_code == 302
+    assert response["Location"] == f"/accounts/login/?next={path}"
+
+
+def _browser(user) -> Client:
+    """A browser that logged in through the form (allauth records it)."""
+    client = Client()
+    response = client.post(
+        "/accounts/login/",
+        {"login": user.get_username(), "password": PASSWORD},
+        REMOTE_ADDR="198.51.100.1",
+    )
+    assert response.status_code == 302
+    return client
+
+
+def _signed_in(client) -> bool:
+    return "_auth_user_id" in client.session
+
+
+@pytest.mark.parametrize("role", [r for r in ROLES if r != ANONYMOUS])
+def test_browsers_and_data_are_only_the_actors(cast, role):
+    """Each role signs out its other browsers, one by its id and then all:
+    every other account's browsers stay signed in; the one browser of someone
+    else it names is refused as if it did not exist; its download is its own."""
+    from allauth.usersessions.models import UserSession
+
+    game = in_progress(cast)
+    actor = cast[role]
+    people = {user.pk: user for user in cast.values() if user is not None}
+    browsers = {pk: [_browser(user), _browser(user)] for pk, user in people.items()}
+    mine, my_other = browsers[actor.pk]
+    someone = next(pk for pk in people if pk != actor.pk)
+    theirs = UserSession.objects.get(
+        session_key=browsers[someone][0].session.session_key
+    )
+
+    refused = send(mine, "POST", "/accounts/sessions/end/", {"session": theirs.pk})
+    assert refused.status_code == 404
+    assert (
+        send(mine, "POST", "/accounts/sessions/end/", {"others": "1"}).status_code
+        == 302
+    )
+
+    assert (_signed_in(mine), _signed_in(my_other)) == (True, False)
+    for pk, pair in browsers.items():
+        if pk != actor.pk:
+            assert [_signed_in(client) for client in pair] == [True, True]
+    reauthenticated = send(
+        mine, "POST", "/accounts/reauthenticate/", {"password": PASSWORD}
+    )
+    assert reauthenticated.status_code == 302
+    data = json.loads(mine.get("/accounts/data/").content)
+    assert data["account"]["id"] == actor.pk
+    assert [g["id"] for g in data["games"]] == (
+        [game.pk] if actor in (cast[ON_TURN], cast[OFF_TURN]) else []
+    )

@@ -39,6 +39,7 @@ ROUTES = [
     Route("block", "alice", "/players/bob/", "nothing"),
     Route("unblock", "alice", "/players/bob/", "block"),
     Route("logout", "alice", "/", "nothing"),
+    Route("end sessions", "alice", "/accounts/password/change/", "nothing"),
     Route("login", None, "/accounts/login/", "nothing"),
     Route("signup", None, "/accounts/signup/", "nothing"),
     Route("admin delete", "root", "/admin/", "game"),
@@ -78,6 +79,7 @@ def _prepare(route: Route, users: dict) -> tuple[str, dict]:
         "block": ("/players/bob/block/", {}),
         "unblock": ("/players/bob/unblock/", {}),
         "logout": ("/accounts/logout/", {}),
+        "end sessions": ("/accounts/sessions/end/", {"others": "1"}),
         "login": ("/accounts/login/", {"login": "alice", "password": PASSWORD}),
         "signup": (
             "/accounts/signup/",

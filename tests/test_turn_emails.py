@@ -389,8 +389,9 @@ def test_the_account_page_offers_the_choice_only_with_a_confirmed_address(
     assert not TurnEmailPreference.objects.exists()
     confirm(bob, "bob@example.com")
     turn_emails.set_turn_emails(user=bob, enabled=False)
-    # The user, second factors, blocks, address and choice.
-    with django_assert_num_queries(4):
+    # The user, second factors, blocks, address and choice, recorded browsers
+    # (none: force_login).
+    with django_assert_num_queries(5):
         page = text(client.get("/accounts/password/change/"))
     assert 'action="/accounts/turn-email/"' in page
     assert 'name="enabled"' in page

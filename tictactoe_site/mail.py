@@ -7,6 +7,13 @@ to the relay mailer (settings.MAILERS["relay"]: SMTP, or the console in
 development). A relay that fails or does not answer delays only the worker: the
 message is tried again later, with a growing delay, and given up after
 `ATTEMPTS` tries with one logged line.
+
+A mail whose text holds a secret (a password-reset or confirmation link) is
+never stored as text: finished tasks are kept a day, the task admin shows their
+arguments, and backups hold them. Such a message is marked `built_by_worker`
+with references (which mail, to whom, whose account or address); the queue
+stores those, and the worker builds the message again, link and all, when it
+sends it (accounts.account_mail).
 """
 
 import logging
@@ -17,6 +24,7 @@ from django.core.mail import EmailMultiAlternatives, mailers
 from django.core.mail.backends.base import BaseEmailBackend
 from django.tasks import task
 from django.utils import timezone
+from django.utils.module_loading import import_string
 
 from . import logs
 
@@ -25,6 +33,12 @@ logger = logging.getLogger(__name__)
 RELAY = "relay"
 ATTEMPTS = 6
 FIRST_RETRY = timedelta(seconds=30)  # then doubled after each failure: ~16 min
+
+# Who builds a message queued as references, by the name its references carry:
+# only these, whatever the task table says.
+BUILDERS = {"account": "accounts.account_mail.build"}
+# The attribute of a message that holds its references (built_by_worker).
+REFERENCES = "queued_references"
 
 
 def to_json(message) -> dict:
@@ -44,8 +58,6 @@ def to_json(message) -> dict:
             [str(content), mimetype]
             for content, mimetype in getattr(message, "alternatives", [])
         ],
-        # The worker's lines about it name the request that queued it.
-        "request_id": logs.current_request_id(),
     }
 
 
@@ -65,6 +77,31 @@ def from_json(fields: dict) -> EmailMultiAlternatives:
     return message
 
 
+def built_by_worker(message, references: dict):
+    """Mark `message` to be queued as `references` ({"build": a key of
+    BUILDERS, ...}) instead of its text: the worker builds it again from them.
+    Other mailers (the console, tests' outbox) send it as it is."""
+    if references.get("build") not in BUILDERS:
+        raise ValueError(f"No builder for {references.get('build')!r}.")
+    setattr(message, REFERENCES, references)
+    return message
+
+
+def to_queue(message) -> dict:
+    """What the queue stores for `message`: its references, or its text, and
+    the id of the request that queued it (the worker's lines about it name it)."""
+    fields = getattr(message, REFERENCES, None) or to_json(message)
+    return {**fields, "request_id": logs.current_request_id()}
+
+
+def from_queue(fields: dict) -> EmailMultiAlternatives | None:
+    """The message a queued task stands for, built now when it was queued as
+    references; None when what it was about is gone (the builder says)."""
+    if "build" in fields:
+        return import_string(BUILDERS[fields["build"]])(fields)
+    return from_json(fields)
+
+
 class QueuedEmailBackend(BaseEmailBackend):
     """Queue each message for the worker; report it as sent."""
 
@@ -72,7 +109,7 @@ class QueuedEmailBackend(BaseEmailBackend):
         queued = 0
         for message in email_messages:
             if message.recipients():
-                deliver.enqueue(to_json(message))
+                deliver.enqueue(to_queue(message))
                 queued += 1
         return queued
 
@@ -85,9 +122,13 @@ def deliver(message: dict, attempt: int = 1) -> str:
 
 
 def _deliver(message: dict, attempt: int) -> str:
+    email = from_queue(message)
+    if email is None:
+        logger.info("Email %s not sent: its account or address changed", message)
+        return "not sent: its account or address changed"
     try:
         with mailers[RELAY] as relay:
-            relay.send_messages([from_json(message)])
+            relay.send_messages([email])
     except (SystemExit, KeyboardInterrupt):
         # The worker is told to stop at once (a second SIGTERM, Ctrl-C) in the
         # middle of this send: queue the same attempt again before it goes, or
@@ -95,11 +136,11 @@ def _deliver(message: dict, attempt: int) -> str:
         deliver.enqueue(message, attempt)
         raise
     except (smtplib.SMTPException, OSError) as exc:
-        recipients = ", ".join(message["to"] + message["cc"] + message["bcc"])
+        recipients = ", ".join(email.recipients())
         if attempt >= ATTEMPTS:
             logger.error(
                 "Email %r to %s not sent after %d attempts: %s",
-                message["subject"],
+                email.subject,
                 recipients,
                 attempt,
                 exc,

@@ -78,6 +78,7 @@ INSTALLED_APPS = [
     "allauth",
     "allauth.account",
     "allauth.mfa",
+    "allauth.usersessions",
     "django_tasks_db",
     "accounts",
     "games",
@@ -496,6 +497,18 @@ MFA_TOTP_TOLERANCE = 1
 # unconfirmed one blocks neither setting up a second factor nor changing the
 # address afterwards (allauth's default forbids both).
 MFA_ALLOW_UNVERIFIED_EMAIL = True
+# Signed-in browsers (allauth.usersessions; the account page lists them and ends
+# them, accounts.user_sessions): recorded at login only, so no middleware.
+# Tracking activity (USERSESSIONS_TRACK_ACTIVITY and UserSessionsMiddleware)
+# would write on every page of a logged-in player, pages that only read
+# included: measured, the game page and the lobby went from 2 statements to 7
+# (a transaction, 2 SELECTs and an UPDATE of the session's row), each GET taking
+# SQLite's write lock.
+USERSESSIONS_TRACK_ACTIVITY = False
+USERSESSIONS_ADAPTER = "accounts.user_sessions.UserSessionsAdapter"
+# Confirmation keys are signed (HMAC), never stored: the worker makes them from
+# the address when it sends the mail (accounts.account_mail).
+ACCOUNT_EMAIL_CONFIRMATION_HMAC = True
 # -- end of accounts ------------------------------------------------------------
 
 

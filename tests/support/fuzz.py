@@ -252,6 +252,8 @@ ACCOUNT_ROUTES = [
     ("POST", "/accounts/turn-email/"),
     ("GET", "/accounts/turn-email/unsubscribe/MQ:token/"),  # not a valid link
     ("POST", "/accounts/turn-email/unsubscribe/MQ:token/"),
+    ("POST", "/accounts/sessions/end/"),
+    ("GET", "/accounts/data/"),
 ]
 # -- two-factor authentication and passkeys (allauth.mfa) --
 ACCOUNT_ROUTES += [
