@@ -92,16 +92,16 @@ def test_the_list_costs_the_same_for_many_browsers(
     alice, laptop, django_assert_num_queries
 ):
     def queries_for_the_page() -> int:
-        with django_assert_num_queries(5) as context:
+        with django_assert_num_queries(6) as context:
             assert laptop.get(ACCOUNT).status_code == 200
         return len(context.captured_queries)
 
-    # The user, whom they blocked, the your-turn choice, the recorded browsers
-    # and their sessions.
-    assert queries_for_the_page() == 5
+    # The user, their second factors, whom they blocked, the your-turn choice,
+    # the recorded browsers and their sessions.
+    assert queries_for_the_page() == 6
     for number in range(6):
         browser("alice", f"198.51.100.{10 + number}", PHONE)
-    assert queries_for_the_page() == 5
+    assert queries_for_the_page() == 6
     assert len(listed(laptop)) == 7
 
 
