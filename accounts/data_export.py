@@ -1,6 +1,7 @@
 """Everything the site keeps about a person, as JSON (the account page's
 download; README, "Your data"): the account, its email addresses, the
 your-turn email choice, the people they blocked, their signed-in browsers,
+their second factors (which kinds, when made and last used; never a secret),
 every game they played with its moves and result, their record and series.
 
 A fixed number of queries however many games (the moves of every game in one),
@@ -8,6 +9,7 @@ so the download of a long-time player costs what anyone's does.
 """
 
 from allauth.account.models import EmailAddress
+from allauth.mfa.models import Authenticator
 from allauth.usersessions.models import UserSession
 from django.db.models import Prefetch
 from django.utils import timezone
@@ -106,6 +108,16 @@ def everything_about(user) -> dict:
                 "user_agent": session.user_agent,
             }
             for session in UserSession.objects.filter(user=user).order_by("id")
+        ],
+        "second_factors": [
+            {
+                "type": factor.type,
+                # A passkey's or security key's name, as its owner gave it.
+                "name": factor.data.get("name") if factor.type == "webauthn" else None,
+                "created_at": _time(factor.created_at),
+                "last_used_at": _time(factor.last_used_at),
+            }
+            for factor in Authenticator.objects.filter(user=user).order_by("id")
         ],
         "games": [_game(game, user, outcomes) for game in games],
         "record": {

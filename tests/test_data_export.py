@@ -5,6 +5,7 @@ in a fixed number of queries however many games."""
 import json
 
 import pytest
+from allauth.mfa.models import Authenticator
 from django.test import Client
 
 from games import services
@@ -97,7 +98,12 @@ def test_everything_about_you(client_for, alice, bob, carol, alices_games):
         {"login": "alice", "password": PASSWORD},
         REMOTE_ADDR="198.51.100.9",
     )
-    data = download(reauthenticated(client))
+    Authenticator.objects.create(
+        user=alice, type=Authenticator.Type.TOTP, data={"secret": "JBSWY3DPEHPK3PXP"}
+    )
+    response = reauthenticated(client).get("/accounts/data/")
+    assert "JBSWY3DPEHPK3PXP" not in response.text
+    data = json.loads(response.content)
 
     assert data["format"] == "tictactoe personal data, version 1"
     account = data["account"]
@@ -116,6 +122,10 @@ def test_everything_about_you(client_for, alice, bob, carol, alices_games):
         "last_seen_at": None,
     }
     assert [b["username"] for b in data["blocked"]] == ["carol"]
+    ((factor_type, name, used),) = [
+        (f["type"], f["name"], f["last_used_at"]) for f in data["second_factors"]
+    ]
+    assert (factor_type, name, used) == ("totp", None, None)
     assert [(s["ip"], s["user_agent"]) for s in data["signed_in_browsers"]] == [
         ("198.51.100.9", "Firefox")
     ]
@@ -191,14 +201,14 @@ def test_the_download_costs_the_same_for_many_games(
     play(new_game(alice, bob), *X_WINS_ROW_0)
 
     def queries() -> int:
-        with django_assert_num_queries(10) as context:
+        with django_assert_num_queries(11) as context:
             download(client)
         return len(context.captured_queries)
 
     # The session's user; the games, their moves; the results, the your-turn
     # choice, the record; addresses, blocks, browsers; the series.
-    assert queries() == 10
+    assert queries() == 11
     for _ in range(12):
         play(new_game(alice, bob), *DRAW)
     assert Game.objects.of(alice).count() == 13
-    assert queries() == 10
+    assert queries() == 11
