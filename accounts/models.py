@@ -1,5 +1,6 @@
-"""What allauth does not keep: a player's choice of your-turn emails, and the
-key that makes each username one of its kind (accounts.usernames)."""
+"""What allauth does not keep: a player's choice of your-turn emails, the
+key that makes each username one of its kind (accounts.usernames), the counts
+of the rate limits, and which accounts are guests."""
 
 from django.conf import settings
 from django.db import models
@@ -68,3 +69,21 @@ class UsernameKey(models.Model):
 
     def __str__(self) -> str:
         return self.key
+
+
+class Guest(models.Model):
+    """A guest account: made on the spot from an invitation or open-game link,
+    without password or address (accounts.guests). The row goes when the guest
+    keeps the account (it becomes a normal one) or when the worker removes the
+    guest after `GAMES_GUEST_MAX_IDLE_DAYS` without activity."""
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.CASCADE,
+        primary_key=True,
+        related_name="guest",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"Guest {self.user_id}"
