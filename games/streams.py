@@ -29,6 +29,8 @@ from django.db import InterfaceError, OperationalError, close_old_connections
 from django.http.cookie import parse_cookie
 from django.http.request import split_domain_port, validate_host
 
+from tictactoe_site import metrics
+
 from .errors import DATABASE_UNAVAILABLE, RETRY_AFTER_SECONDS
 from .forms import parse_digits
 from .live import Subscriber, hub
@@ -157,11 +159,15 @@ TOO_MANY_STREAMS = (
 )
 
 
-async def _admitted(send, subscriber: Subscriber, viewer: Viewer, notices: int):
+async def _admitted(
+    send, subscriber: Subscriber, viewer: Viewer, notices: int, route: str
+):
     """Record the stream as the viewer's; False, after a 429, past the limit.
     `notices`: hub.account_notices before the session was read: a notice heard
-    since may concern that session, so it is re-checked."""
+    since may concern that session, so it is re-checked. `route`: the stream's
+    route name, for the refusal's count (tictactoe_site.metrics)."""
     if not hub.admit(subscriber, viewer.user_id, viewer.session_key):
+        metrics.RATE_LIMITED.labels(route).inc()
         await _refuse(send, 429, TOO_MANY_STREAMS)
         return False
     if hub.account_notices != notices:
@@ -230,10 +236,15 @@ async def _watch_disconnect(receive, subscriber: Subscriber) -> None:
             return
 
 
-async def _pump(receive, send, subscriber: Subscriber, news, pause: float = 0.0):
+async def _pump(
+    receive, send, subscriber: Subscriber, news, kind: str, pause: float = 0.0
+):
     """Until the client leaves or the server shuts down: on news, send what
-    `news()` returns; else ping."""
+    `news()` returns; else ping. `kind` ("game", "lobby") labels the stream's
+    counts (tictactoe_site.metrics)."""
     watcher = asyncio.create_task(_watch_disconnect(receive, subscriber))
+    events = metrics.LIVE_EVENTS.labels(kind)
+    metrics.STREAMS.labels(kind).inc()
     try:
         while True:
             fresh, ping_due = await subscriber.wait()
@@ -243,7 +254,9 @@ async def _pump(receive, send, subscriber: Subscriber, news, pause: float = 0.0)
                 await send({"type": "http.response.body", "body": b""})
                 return
             body = news() if fresh else None
-            if body is None and ping_due:
+            if body is not None:
+                events.inc()
+            elif ping_due:
                 body = PING
             if body:
                 await send(
@@ -254,6 +267,7 @@ async def _pump(receive, send, subscriber: Subscriber, news, pause: float = 0.0)
     except OSError:
         return
     finally:
+        metrics.STREAMS.labels(kind).dec()
         watcher.cancel()
 
 
@@ -280,11 +294,12 @@ async def game_stream(scope, receive, send, game_id: int) -> None:
         if version is None:
             await _refuse(send, 404, "There is no such game.")
             return
-        if not await _admitted(send, subscriber, viewer, notices):
+        if not await _admitted(send, subscriber, viewer, notices, "game_events"):
             return
         if not await _open(send, scope):
             return
         if version != sent:
+            metrics.LIVE_EVENTS.labels("game").inc()
             await send(
                 {
                     "type": "http.response.body",
@@ -302,7 +317,7 @@ async def game_stream(scope, receive, send, game_id: int) -> None:
             sent = latest
             return _event(str(latest), event_id=latest)
 
-        await _pump(receive, send, subscriber, news)
+        await _pump(receive, send, subscriber, news, "game")
     finally:
         hub.unsubscribe(game_id, subscriber)
 
@@ -322,7 +337,7 @@ async def lobby_stream(scope, receive, send) -> None:
         return
     subscriber = hub.subscribe_lobby(user_id)
     try:
-        if not await _admitted(send, subscriber, viewer, notices):
+        if not await _admitted(send, subscriber, viewer, notices, "lobby_events"):
             return
         if not await _open(send, scope):
             return
@@ -331,6 +346,7 @@ async def lobby_stream(scope, receive, send) -> None:
             send,
             subscriber,
             lambda: _event("refresh", event="lobby"),
+            "lobby",
             pause=LOBBY_MIN_INTERVAL_SECONDS,
         )
     finally:
