@@ -33,6 +33,7 @@ import logging
 import os
 import time
 from datetime import timedelta
+from pathlib import Path
 
 from django.conf import settings
 from django.db import DatabaseError, connections
@@ -244,7 +245,7 @@ def _host_registry():
         return REGISTRY
     # A process that died without saying so (kill -9) leaves its gauges behind:
     # they no longer count (its counters do).
-    for _name, pid in metrics_dir.process_files(metrics_dir.directory()):
+    for _name, pid in metrics_dir.process_files(Path(path)):
         if not metrics_dir.is_running(pid):
             mark_process_dead(pid, path)
     registry = CollectorRegistry()
