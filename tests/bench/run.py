@@ -531,7 +531,7 @@ def bench_database(database, seeded: dict, password: str, args, workdir: Path):
             ),
         )
         targets.insert(
-            3,
+            2,  # right after the same page with metrics on
             Target(
                 "game page",
                 "metrics off",
