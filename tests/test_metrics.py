@@ -396,6 +396,38 @@ def test_the_server_start_removes_the_files_of_processes_gone(tmp_path, monkeypa
     )
 
 
+@pytest.mark.django_db  # the scrape reads the task queue
+def test_a_process_gone_without_a_word_leaves_its_counts_but_not_its_gauges(
+    tmp_path, monkeypatch
+):
+    """As after a kill -9: its streams are no longer open; its moves were made."""
+    from prometheus_client.mmap_dict import MmapedDict, mmap_key
+
+    gone = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    dead = int(gone.stdout)
+    streams = mmap_key(
+        "tictactoe_streams_open", "tictactoe_streams_open", ["kind"], ["game"], "h"
+    )
+    moves = mmap_key("tictactoe_moves", "tictactoe_moves_total", [], [], "h")
+    for name, key, value in [
+        (f"gauge_livesum_{dead}.db", streams, 7),
+        (f"counter_{dead}.db", moves, 3),
+    ]:
+        written = MmapedDict(str(tmp_path / name))
+        written.write_value(key, value, 0.0)
+        written.close()
+    monkeypatch.setenv(metrics_dir.VARIABLE, str(tmp_path))
+    found = values(metrics.scrape().content.decode())
+    assert found[("tictactoe_moves_total", ())] == 3
+    assert ("tictactoe_streams_open", (("kind", "game"),)) not in found
+    assert sorted(path.name for path in tmp_path.iterdir()) == [f"counter_{dead}.db"]
+
+
 # The real server ----------------------------------------------------------------
 
 

@@ -4,8 +4,8 @@ prometheus_client, the format's reference library, in its multiprocess mode:
 every process of the host (the server's, the task worker) counts into files
 of its own and a scrape, answered by any of them, adds them up
 (tictactoe_site.metrics_dir says where; without that directory, in tests and
-`manage.py` commands, a process counts in its own memory). docs/operations.md
-lists every metric and what to alert on.
+`manage.py` commands, a process counts in its own memory).
+docs/operations-metrics.md lists every metric and what to alert on.
 
 - Pages: `measure_requests`, the middleware right after the health probes,
   counts each request by route name (the URL pattern's name, never the path, so
