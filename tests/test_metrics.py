@@ -97,6 +97,17 @@ def test_anyone_but_the_operator_gets_the_404_of_an_unknown_address(
 
 
 @pytest.mark.django_db
+def test_the_operator_reads_with_get_only(client):
+    response = client.post("/metrics", REMOTE_ADDR="127.0.0.1")
+    unknown = client.post("/no-such-page/", REMOTE_ADDR="127.0.0.1")
+    assert (response.status_code, response.content) == (
+        unknown.status_code,
+        unknown.content,
+    )
+    assert response.status_code == 404
+
+
+@pytest.mark.django_db
 def test_without_a_token_configured_a_bearer_header_opens_nothing(client, settings):
     settings.METRICS_TOKEN = ""
     response = client.get(

@@ -19,9 +19,9 @@ docs/operations-metrics.md lists every metric and what to alert on.
 - The database pool: each server process samples psycopg_pool's statistics once
   a second on its event loop (`sample_pool`).
 
-/metrics answers only the operator: a request made straight from this machine
-(a loopback address, and no proxy header: a proxy on this machine relays other
-people's requests from a loopback address too), or one with
+/metrics answers a GET from the operator only: a request made straight from
+this machine (a loopback address, and no proxy header: a proxy on this machine
+relays other people's requests from a loopback address too), or one with
 `Authorization: Bearer <METRICS_TOKEN>`. Anyone else gets what any unknown
 address gets, a 404.
 """
@@ -171,7 +171,11 @@ def measure_requests(get_response):
     children: dict[tuple[str, int], tuple] = {}
 
     def middleware(request):
-        if request.path_info == PATH and is_operator(request):
+        if (
+            request.path_info == PATH
+            and request.method == "GET"
+            and is_operator(request)
+        ):
             return scrape()
         started = time.perf_counter()
         response = get_response(request)
