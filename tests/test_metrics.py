@@ -23,6 +23,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from games import services
 from tictactoe_site import metrics, metrics_dir
+from tictactoe_site.env import ConfigurationError
 from tictactoe_site.mail import ATTEMPTS, deliver
 
 from .support.asgi import Stream, in_thread, move, run, sessionid
@@ -437,6 +438,15 @@ def test_a_process_gone_without_a_word_leaves_its_counts_but_not_its_gauges(
     assert found[("tictactoe_moves_total", ())] == 3
     assert ("tictactoe_streams_open", (("kind", "game"),)) not in found
     assert sorted(path.name for path in tmp_path.iterdir()) == [f"counter_{dead}.db"]
+
+
+def test_a_directory_that_cannot_be_made_stops_the_start_with_one_line(
+    tmp_path, monkeypatch
+):
+    (tmp_path / "file").write_text("")
+    monkeypatch.setenv(metrics_dir.VARIABLE, str(tmp_path / "file" / "metrics"))
+    with pytest.raises(ConfigurationError, match=r"^The metrics directory .*/file/"):
+        metrics_dir.share(server_start=True)
 
 
 # The real server ----------------------------------------------------------------

@@ -26,6 +26,8 @@ from django.conf import settings
 
 from games import private_dirs
 
+from .env import ConfigurationError
+
 VARIABLE = "PROMETHEUS_MULTIPROC_DIR"
 # counter_123.db, histogram_123.db, gauge_livesum_123.db
 FILE = re.compile(r"[a-z]+(?:_[a-z]+)?_(\d+)\.db")
@@ -43,7 +45,13 @@ def share(*, server_start: bool) -> None:
     if not settings.METRICS_ENABLED:
         return
     path = directory()
-    private_dirs.make(path)
+    try:
+        private_dirs.make(path)
+    except OSError as exc:
+        raise ConfigurationError(
+            f"The metrics directory {path} cannot be made ({exc}): make "
+            f"DJANGO_CACHE_DIR writable, set {VARIABLE}, or METRICS_ENABLED=0."
+        ) from exc
     if server_start:
         for name, pid in process_files(path):
             if not is_running(pid):
