@@ -84,6 +84,7 @@ def _allowed_hosts() -> list[str]:
 
 
 async def _refuse(send, status: int, message: str, headers=()) -> None:
+    metrics.STREAM_ANSWERS.labels(str(status)).inc()
     await send(
         {
             "type": "http.response.start",
@@ -212,6 +213,7 @@ PING = _event("", event="ping")
 
 async def _open(send, scope) -> bool:
     """Send the stream's headers and first line; False for HEAD (no body)."""
+    metrics.STREAM_ANSWERS.labels("200").inc()
     await send(
         {"type": "http.response.start", "status": 200, "headers": STREAM_HEADERS}
     )

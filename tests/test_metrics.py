@@ -313,8 +313,12 @@ def test_open_streams_and_the_events_they_send(game, alice, carol, client_for):
     def events(kind):
         return read(watcher, "tictactoe_live_events_sent_total", kind=kind)
 
+    def answered(status):
+        return read(watcher, "tictactoe_stream_answers_total", status=status)
+
     before = {"game": streams("game"), "lobby": streams("lobby")}
     sent = events("game")
+    opened, refused = answered("200"), answered("403")
 
     async def scenario():
         game_stream = Stream(
@@ -331,12 +335,15 @@ def test_open_streams_and_the_events_they_send(game, alice, carol, client_for):
         await game_stream.event()
         await game_stream.close()
         await lobby_stream.close()
+        anonymous = await Stream(f"/games/{game.pk}/events/").response()
+        assert anonymous[0] == 403
         return during
 
     during = run(scenario())
     assert during == {"game": before["game"] + 1, "lobby": before["lobby"] + 1}
     assert {"game": streams("game"), "lobby": streams("lobby")} == before
     assert events("game") == sent + 1
+    assert (answered("200"), answered("403")) == (opened + 2, refused + 1)
 
 
 @pytest.mark.usefixtures("fresh_hub")

@@ -79,6 +79,12 @@ RATE_LIMITED = Counter(
     "Requests refused with 429 (a limit), by route name.",
     ["route"],
 )
+STREAM_ANSWERS = Counter(
+    "tictactoe_stream_answers",
+    "Live-stream requests by the status they were answered with (200: opened; "
+    "403, 429, 503, ...: refused).",
+    ["status"],
+)
 STREAMS = Gauge(
     "tictactoe_streams_open",
     "Live-update streams open now, by kind (game, lobby).",
