@@ -60,6 +60,8 @@ from django.db import DatabaseError, close_old_connections, connection, transact
 from django.db.models.signals import post_delete, post_init, post_save
 from django.dispatch import receiver
 
+from tictactoe_site import metrics
+
 from . import private_dirs, signals, stream_sessions
 from .models import Game, GameStatus, SiteIdentity
 
@@ -974,6 +976,7 @@ class Hub:
     async def _resync(self) -> None:
         """Wake every stream with the current version of its game, read from
         the database: what was sent before the listener listened."""
+        metrics.LIVE_RESYNCS.inc()
         self._catch_up(await asyncio.to_thread(_versions, [*self.games]))
 
 

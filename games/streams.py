@@ -29,7 +29,7 @@ from django.db import InterfaceError, OperationalError, close_old_connections
 from django.http.cookie import parse_cookie
 from django.http.request import split_domain_port, validate_host
 
-from tictactoe_site import logs
+from tictactoe_site import logs, metrics
 
 from .errors import DATABASE_UNAVAILABLE, RETRY_AFTER_SECONDS
 from .forms import parse_digits
@@ -83,6 +83,7 @@ def _allowed_hosts() -> list[str]:
 
 
 async def _refuse(send, status: int, message: str, headers=()) -> None:
+    metrics.STREAM_ANSWERS.labels(str(status)).inc()
     await send(
         {
             "type": "http.response.start",
@@ -162,11 +163,15 @@ TOO_MANY_STREAMS = (
 )
 
 
-async def _admitted(send, subscriber: Subscriber, viewer: Viewer, notices: int):
+async def _admitted(
+    send, subscriber: Subscriber, viewer: Viewer, notices: int, route: str
+):
     """Record the stream as the viewer's; False, after a 429, past the limit.
     `notices`: hub.account_notices before the session was read: a notice heard
-    since may concern that session, so it is re-checked."""
+    since may concern that session, so it is re-checked. `route`: the stream's
+    route name, for the refusal's count (tictactoe_site.metrics)."""
     if not hub.admit(subscriber, viewer.user_id, viewer.session_key):
+        metrics.RATE_LIMITED.labels(route).inc()
         await _refuse(send, 429, TOO_MANY_STREAMS)
         return False
     if hub.account_notices != notices:
@@ -211,6 +216,7 @@ PING = _event("", event="ping")
 
 async def _open(send, scope) -> bool:
     """Send the stream's headers and first line; False for HEAD (no body)."""
+    metrics.STREAM_ANSWERS.labels("200").inc()
     await send(
         {"type": "http.response.start", "status": 200, "headers": STREAM_HEADERS}
     )
@@ -235,10 +241,13 @@ async def _watch_disconnect(receive, subscriber: Subscriber) -> None:
             return
 
 
-async def _pump(receive, send, subscriber: Subscriber, news):
+async def _pump(receive, send, subscriber: Subscriber, news, kind: str):
     """Until the client leaves or the server shuts down: on news, send what
-    `news()` returns; else ping."""
+    `news()` returns; else ping. `kind` ("game", "lobby") labels the stream's
+    counts (tictactoe_site.metrics)."""
     watcher = asyncio.create_task(_watch_disconnect(receive, subscriber))
+    events = metrics.LIVE_EVENTS.labels(kind)
+    metrics.STREAMS.labels(kind).inc()
     try:
         while True:
             fresh, ping_due = await subscriber.wait()
@@ -248,7 +257,9 @@ async def _pump(receive, send, subscriber: Subscriber, news):
                 await send({"type": "http.response.body", "body": b""})
                 return
             body = news() if fresh else None
-            if body is None and ping_due:
+            if body is not None:
+                events.inc()
+            elif ping_due:
                 body = PING
             if body:
                 await send(
@@ -257,6 +268,7 @@ async def _pump(receive, send, subscriber: Subscriber, news):
     except OSError:
         return
     finally:
+        metrics.STREAMS.labels(kind).dec()
         watcher.cancel()
 
 
@@ -283,11 +295,12 @@ async def game_stream(scope, receive, send, game_id: int) -> None:
         if version is None:
             await _refuse(send, 404, "There is no such game.")
             return
-        if not await _admitted(send, subscriber, viewer, notices):
+        if not await _admitted(send, subscriber, viewer, notices, "game_events"):
             return
         if not await _open(send, scope):
             return
         if version != sent:
+            metrics.LIVE_EVENTS.labels("game").inc()
             await send(
                 {
                     "type": "http.response.body",
@@ -305,7 +318,7 @@ async def game_stream(scope, receive, send, game_id: int) -> None:
             sent = latest
             return _event(str(latest), event_id=latest)
 
-        await _pump(receive, send, subscriber, news)
+        await _pump(receive, send, subscriber, news, "game")
     finally:
         hub.unsubscribe(game_id, subscriber)
 
@@ -326,10 +339,16 @@ async def lobby_stream(scope, receive, send) -> None:
         return
     subscriber = hub.subscribe_lobby(user_id)
     try:
-        if not await _admitted(send, subscriber, viewer, notices):
+        if not await _admitted(send, subscriber, viewer, notices, "lobby_events"):
             return
         if not await _open(send, scope):
             return
-        await _pump(receive, send, subscriber, lambda: _event("refresh", event="lobby"))
+        await _pump(
+            receive,
+            send,
+            subscriber,
+            lambda: _event("refresh", event="lobby"),
+            "lobby",
+        )
     finally:
         hub.unsubscribe(user_id, subscriber, lobby=True)

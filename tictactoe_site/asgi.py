@@ -31,7 +31,7 @@ from django.conf import settings  # noqa: E402
 from games import private_dirs, streams  # noqa: E402  (needs the apps loaded)
 from games.live import hub  # noqa: E402
 
-from . import cpus, health, request_ids  # noqa: E402
+from . import cpus, health, metrics, request_ids  # noqa: E402
 from .bridge import WsgiBridge  # noqa: E402
 
 # The pages that may hash a password: sign-in, sign-up, password and email
@@ -99,6 +99,7 @@ async def _lifespan(receive, send):
             if settings.WEB_READS_ON_LOOP:
                 run_reads_on_loop()
             hub.start()
+            metrics.start_sampling()
             end_streams_on_shutdown_signal(asyncio.get_running_loop())
             await send({"type": "lifespan.startup.complete"})
         elif message["type"] == "lifespan.shutdown":

@@ -28,7 +28,7 @@ import time
 import uvicorn
 from uvicorn.supervisors import ChangeReload, Multiprocess
 
-from . import logs
+from . import logs, metrics_dir
 from .env import (
     ConfigurationError,
     env_bool,
@@ -175,6 +175,7 @@ def main() -> None:
             "unset TASK_WORKER_ID (each worker then has an id of its own)."
         )
     refuse_public_debug(cfg)
+    metrics_dir.share(server_start=True)
     warning = open_files_warning(raise_open_files_limit(), max_connections)
     if warning:
         logger.warning(warning)

@@ -104,6 +104,15 @@ MIDDLEWARE = [
     "allauth.account.middleware.AccountMiddleware",
     "accounts.middleware.record_activity",
 ]
+# Metrics for the operator at /metrics (tictactoe_site.metrics): on unless
+# METRICS_ENABLED=0; answered to loopback clients that come through no proxy,
+# and to requests with `Authorization: Bearer <METRICS_TOKEN>`.
+METRICS_ENABLED = env_bool("METRICS_ENABLED", default=True)
+METRICS_TOKEN = env_secret("METRICS_TOKEN")
+if METRICS_ENABLED:
+    # Right after the probes: it times everything else, and answers /metrics
+    # before the Host header is checked (Prometheus scrapes by address).
+    MIDDLEWARE.insert(1, "tictactoe_site.metrics.measure_requests")
 
 ROOT_URLCONF = "tictactoe_site.urls"
 

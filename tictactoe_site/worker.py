@@ -23,6 +23,7 @@ import time
 import django
 from django.core.management import call_command
 
+from . import metrics_dir
 from .env import env_float, env_int, reports_configuration_errors
 
 # The environment variable through which the server names itself as the parent.
@@ -44,6 +45,7 @@ def main() -> None:
     if parent:
         threading.Thread(target=stop_when_orphaned, args=(parent,), daemon=True).start()
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tictactoe_site.settings")
+    metrics_dir.share(server_start=False)  # before anything counts
     django.setup()
     from . import heartbeat, sentry  # define tasks, read settings: after setup
 

@@ -506,7 +506,16 @@ def bench_database(database, seeded: dict, password: str, args, workdir: Path):
             PORT + 3,
             workdir / f"{database.name}-app-gunicorn.log",
         )
-        servers = [floor, gunicorn, *apps.values()]
+        # The small scenario's app once more, metrics off: what they cost.
+        command, extra_env = app_server(PORT + 4)
+        metrics_off = Server(
+            "app-metrics-off",
+            command,
+            django_env(urls["small"]) | extra_env | {"METRICS_ENABLED": "0"},
+            PORT + 4,
+            workdir / f"{database.name}-app-metrics-off.log",
+        )
+        servers = [floor, gunicorn, metrics_off, *apps.values()]
         for server in servers:
             server.start()
         targets, live = plan(apps, floor, manifests, games, password, args.rounds)
@@ -518,6 +527,16 @@ def bench_database(database, seeded: dict, password: str, args, workdir: Path):
                 "gunicorn",
                 gunicorn,
                 log_in(gunicorn.base_url, small["viewer"], password, "/"),
+                f"/games/{small['page_game']}/",
+            ),
+        )
+        targets.insert(
+            2,  # right after the same page with metrics on
+            Target(
+                "game page",
+                "metrics off",
+                metrics_off,
+                log_in(metrics_off.base_url, small["viewer"], password, "/"),
                 f"/games/{small['page_game']}/",
             ),
         )
@@ -631,6 +650,9 @@ QUERY_TARGETS = {"game page": 3, "move POST": 8, "lobby": 5, "state.json": 3}
 # database (settings.py), one query more than SQLite's shared session cache.
 SESSION_QUERIES = {"sqlite": 0, "postgres": 1}
 SERVER_OVERHEAD_TARGET = 0.05
+# The game page's CPU with metrics on (the default) against the same app with
+# METRICS_ENABLED=0 (tictactoe_site.metrics).
+METRICS_COST_TARGET = 0.05
 LARGE_SMALL_TARGET = 1.25
 
 
@@ -710,11 +732,23 @@ def summarise(database: str, data: dict) -> dict:
         - 1,
         "rps_ratio": ratio("game page [small]", "game page [gunicorn]", "rps"),
     }
+    metrics = {
+        "on_cpu_ms": server["serve_cpu_ms"],
+        "off_cpu_ms": statistics.median(
+            per_round("game page [metrics off]", "cpu_ms_per_request")
+        ),
+        "cost": ratio(
+            "game page [small]", "game page [metrics off]", "cpu_ms_per_request"
+        )
+        - 1,
+        "rps_ratio": ratio("game page [small]", "game page [metrics off]", "rps"),
+    }
     return {
         "database": database,
         "pages": rows,
         "floor": floors,
         "server": server,
+        "metrics": metrics,
         "live": data["live"],
     }
 
@@ -786,6 +820,13 @@ def print_table(summary: dict) -> None:
         f"{server['gunicorn_cpu_ms']:.2f} ms: {server['overhead']:+.0%} "
         f"{verdict(server['overhead'], SERVER_OVERHEAD_TARGET, False)} "
         f"(req/s {server['rps_ratio']:.2f}x gunicorn's)"
+    )
+    metrics = summary["metrics"]
+    print(
+        f"metrics (game page): on {metrics['on_cpu_ms']:.2f} ms CPU/request, off "
+        f"{metrics['off_cpu_ms']:.2f} ms: {metrics['cost']:+.0%} "
+        f"{verdict(metrics['cost'], METRICS_COST_TARGET, False)} "
+        f"(req/s {metrics['rps_ratio']:.2f}x metrics off's)"
     )
     live = summary["live"]
     if live is not None:

@@ -17,6 +17,7 @@ made under the same machine load.
   serve unpinned     the same with WEB_PIN_CPUS=0 (tictactoe_site.cpus)
   serve threads      the same with every page in a page thread
                      (WEB_READS_ON_LOOP=0, as PostgreSQL runs them)
+  serve no metrics   the same with METRICS_ENABLED=0 (tictactoe_site.metrics)
   granian wsgi       granian's WSGI interface, 2 workers
   a2wsgi uvicorn     uvicorn + a2wsgi.WSGIMiddleware, 2 workers
 """
@@ -58,6 +59,7 @@ def servers(port: int) -> dict[str, tuple[list[str], dict]]:
         "make serve": (serve, serve_env),
         "serve unpinned": (serve, serve_env | {"WEB_PIN_CPUS": "0"}),
         "serve threads": (serve, serve_env | {"WEB_READS_ON_LOOP": "0"}),
+        "serve no metrics": (serve, serve_env | {"METRICS_ENABLED": "0"}),
         "granian wsgi": (
             [
                 str(BIN / "granian"),

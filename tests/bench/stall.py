@@ -93,7 +93,7 @@ WARM_UP = 2.0
 FINISH_TIMEOUT = 120.0  # for requests still in flight when a phase ends
 KNOWN_ADDRESS = "bench@example.com"
 SERVER_PROCESSES = 2
-PORT_OFFSET = 20  # from BENCH_PORT: run.py uses +0..+3, servers.py +10
+PORT_OFFSET = 20  # from BENCH_PORT: run.py uses +0..+4, servers.py +10
 
 # Targets (issue 21)
 EVENT_P95_MS = 30
