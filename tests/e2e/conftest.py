@@ -84,12 +84,24 @@ def server_url(live_server) -> str:
 
 
 @pytest.fixture
-def open_page(browser: Browser, server_url: str) -> Iterator:
+def color_scheme() -> str:
+    """The system setting (prefers-color-scheme) every browser context of a test
+    emulates. A test runs in both by parametrizing it: BOTH_SCHEMES."""
+    return "light"
+
+
+BOTH_SCHEMES = pytest.mark.parametrize("color_scheme", ["light", "dark"])
+
+
+@pytest.fixture
+def open_page(browser: Browser, server_url: str, color_scheme: str) -> Iterator:
     """open_page(**context_options) -> a Page in a new browser context (its own
-    cookie jar) whose relative URLs go to the live server."""
+    cookie jar, the test's color_scheme) whose relative URLs go to the live
+    server."""
     contexts = []
 
     def open_(**options) -> Page:
+        options.setdefault("color_scheme", color_scheme)
         context = browser.new_context(base_url=server_url, **options)
         context.set_default_timeout(TIMEOUT_MS)
         contexts.append(context)

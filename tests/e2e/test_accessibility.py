@@ -1,8 +1,10 @@
-"""axe-core audit of every kind of page, in the states people see them in.
+"""axe-core audit of every kind of page, in the states people see them in, in
+the light and the dark colour scheme (prefers-color-scheme).
 
 axe is evaluated through the DevTools protocol, which the page's Content Security
 Policy does not govern, so the pages are audited under their real CSP. Violations
-of every impact go to artifacts/axe-report.json; serious and critical ones fail.
+of every impact go to artifacts/axe-report-<scheme>.json; serious and critical
+ones fail (color-contrast among them).
 """
 
 import json
@@ -12,6 +14,7 @@ from playwright.sync_api import Page, expect
 
 from games import services
 from tests.conftest import PASSWORD, play_cells
+from tests.e2e.conftest import BOTH_SCHEMES
 
 BLOCKING = ("serious", "critical")
 
@@ -39,7 +42,10 @@ def submit(page: Page, button: str, **fields: str) -> None:
     page.wait_for_load_state()
 
 
-def test_no_serious_accessibility_violations(player, axe_source, artifacts):
+@BOTH_SCHEMES
+def test_no_serious_accessibility_violations(
+    player, axe_source, artifacts, color_scheme
+):
     visitor = player("visitor", account=False)
     alice = player("alice")
     bob = player("bob")
@@ -123,7 +129,9 @@ def test_no_serious_accessibility_violations(player, axe_source, artifacts):
     alice.open_game(99999)
     check("no such game (404)", alice.page)
 
-    (artifacts / "axe-report.json").write_text(json.dumps(report, indent=2))
+    (artifacts / f"axe-report-{color_scheme}.json").write_text(
+        json.dumps(report, indent=2)
+    )
     blocking = {
         page: [v for v in violations if v["impact"] in BLOCKING]
         for page, violations in report.items()
@@ -148,8 +156,9 @@ def test_the_audit_reports_a_known_violation(browser, axe_source):
 # -- account pages --------------------------------------------------
 
 
+@BOTH_SCHEMES
 def test_account_pages_have_no_serious_accessibility_violations(
-    player, axe_source, artifacts, settings, django_user_model
+    player, axe_source, artifacts, settings, django_user_model, color_scheme
 ):
     from allauth.account.models import EmailAddress
     from django.core import mail
@@ -220,7 +229,8 @@ def test_account_pages_have_no_serious_accessibility_violations(
     assert page.get_by_role("heading", name="Too many requests").is_visible()
     check("password reset limited (429)", page)
 
-    (artifacts / "axe-report-accounts.json").write_text(json.dumps(report, indent=2))
+    report_file = artifacts / f"axe-report-accounts-{color_scheme}.json"
+    report_file.write_text(json.dumps(report, indent=2))
     blocking = {
         name: [v for v in violations if v["impact"] in BLOCKING]
         for name, violations in report.items()

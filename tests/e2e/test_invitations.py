@@ -7,6 +7,7 @@ from playwright.sync_api import expect
 
 from games import services
 from games.models import Game, GameStatus
+from tests.e2e.conftest import BOTH_SCHEMES
 from tests.e2e.test_accessibility import BLOCKING, audit
 
 INVITATION_URL = re.compile(r"/invitations/(\d+)/([\w-]{43})/$")
@@ -68,6 +69,7 @@ def test_invite_by_link_log_in_and_join(player, artifacts):
     expect(alice.turn).to_have_text("Your turn.")
 
 
+@BOTH_SCHEMES
 def test_invitation_and_blocking_pages_pass_the_accessibility_audit(player, axe_source):
     alice = player("alice")
     bob = player("bob")

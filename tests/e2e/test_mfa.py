@@ -16,6 +16,7 @@ from playwright.sync_api import Page, expect
 
 from tests.support.totp import totp, wrong_code
 
+from .conftest import BOTH_SCHEMES
 from .test_accessibility import BLOCKING, audit
 from .test_accounts import fits_the_screen
 from .test_keyboard_and_phone import PHONE, tab_to
@@ -73,6 +74,7 @@ def enter_code(page: Page, code: str) -> None:
     page.wait_for_load_state()
 
 
+@BOTH_SCHEMES
 def test_authenticator_app_with_the_keyboard_on_a_phone(player, axe_source):
     alice = player("alice", **PHONE)
     EmailAddress.objects.create(
@@ -170,6 +172,7 @@ def add_virtual_authenticator(page: Page) -> tuple:
     return cdp, added["authenticatorId"]
 
 
+@BOTH_SCHEMES
 def test_passkeys_log_in_alone_and_as_the_second_step(player, axe_source):
     alice = player("alice")
     EmailAddress.objects.create(
