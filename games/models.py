@@ -67,9 +67,13 @@ def _count(field: str, mark: str):
 
 def display_name(user) -> str:
     """A player's name as pages show it: "alice", or "alice (closed)" once the
-    account is closed (closing makes the user inactive; games.services)."""
+    account is closed (closing makes the user inactive; games.services), "bob
+    (closed guest)" for a guest closed when idle (its accounts.models.Guest row
+    stays; a query unless the page loaded it)."""
     name = user.get_username()
-    return name if user.is_active else f"{name} (closed)"
+    if user.is_active:
+        return name
+    return f"{name} (closed guest)" if hasattr(user, "guest") else f"{name} (closed)"
 
 
 X_COUNT = _count("board", rules.Mark.X)
