@@ -107,16 +107,20 @@ def test_one_run_closes_an_idle_guest_and_settles_the_games(
     )
 
 
-def test_a_closed_guest_is_shown_as_such(dora_games, alice, client_for, make_user):
-    dora, games = dora_games
+def test_a_closed_guest_is_named_as_such(
+    dora_games, make_user, django_assert_num_queries
+):
+    """Where the Guest row is loaded with the user (no query of its own)."""
+    dora, _ = dora_games
     idle_for(dora, 31)
     bob = make_user("bob")
     services.close_account(user=bob)
     assert housekeeping.close_idle_guests(timezone.now()) == 1
-    page = client_for(alice).get(f"/games/{games['finished']}/")
-    assert "dora (closed guest)" in page.text
-    assert client_for(alice).get("/").status_code == 200
-    assert display_name(get_user_model().objects.get(pk=bob.pk)) == "bob (closed)"
+    users = get_user_model().objects.select_related("guest")
+    closed_guest, closed_account = users.get(pk=dora.pk), users.get(pk=bob.pk)
+    with django_assert_num_queries(0):
+        assert display_name(closed_guest) == "dora (closed guest)"
+        assert display_name(closed_account) == "bob (closed)"
 
 
 def test_the_idle_days_are_configurable(settings, make_guest):
