@@ -301,3 +301,26 @@ def test_an_account_logs_out_at_once(client_for, alice):
     client = client_for(alice)
     assert client.post("/accounts/logout/").status_code == 302
     assert logged_in_as(client) is None
+
+
+def test_open_pages_hear_that_the_guest_was_kept(
+    client_for, alice, dora, monkeypatch, django_capture_on_commit_callbacks
+):
+    """Each game of the guest's is published with its new version (games.live),
+    so its open pages and the players' lobbies fetch their live part again."""
+    from games import live
+
+    invitation = services.create_invitation(creator=alice)
+    game = services.join_invitation(
+        game_id=invitation.game_id, secret=invitation.secret, user=dora
+    )
+    version = Game.objects.get(pk=game.pk).version
+    published = []
+    monkeypatch.setattr(live, "publish", published.append)
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client_for(dora).post("/accounts/keep/", keep_form())
+    assert response.status_code == 302
+    changes = [change for change in published if isinstance(change, live.Change)]
+    assert [(c.game_id, c.version, set(c.player_ids)) for c in changes] == [
+        (game.pk, version + 1, {alice.pk, dora.pk})
+    ]
