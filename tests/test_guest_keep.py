@@ -324,3 +324,24 @@ def test_open_pages_hear_that_the_guest_was_kept(
     assert [(c.game_id, c.version, set(c.player_ids)) for c in changes] == [
         (game.pk, version + 1, {alice.pk, dora.pk})
     ]
+
+
+def test_a_name_taken_meanwhile_is_refused_by_the_database(
+    client_for, alice, dora, monkeypatch
+):
+    """The form found the name free; a sign-up took another spelling of it
+    before the keep's transaction wrote it: the key's unique constraint refuses
+    it, and nothing of the keep stays (games' versions included)."""
+    from accounts import usernames
+
+    invitation = services.create_invitation(creator=alice)
+    game = services.join_invitation(
+        game_id=invitation.game_id, secret=invitation.secret, user=dora
+    )
+    version = Game.objects.get(pk=game.pk).version
+    monkeypatch.setattr(usernames, "check_available", lambda name, user=None: None)
+    response = client_for(dora).post("/accounts/keep/", keep_form(username="ALICE"))
+    assert response.status_code == 400
+    assert "That username was just taken: choose another." in response.text
+    assert stored(dora) == ("dora", False, True)
+    assert Game.objects.get(pk=game.pk).version == version
