@@ -68,9 +68,9 @@ class ChangePasswordForm(allauth_forms.ChangePasswordForm):
 
 
 class ResetPasswordForm(allauth_forms.ResetPasswordForm):
-    """A reset link goes only to an address its owner confirmed; anything else
-    gets allauth's "no account with this address" mail, so the page and the
-    time it takes are the same either way."""
+    """A reset link goes only to an address its owner confirmed, of an account
+    (not a guest's); anything else gets allauth's "no account with this
+    address" mail, so the page and the time it takes are the same either way."""
 
     def clean_email(self) -> str:
         email = self.cleaned_data["email"].lower()
@@ -79,6 +79,8 @@ class ResetPasswordForm(allauth_forms.ResetPasswordForm):
                 is_active=True,
                 emailaddress__email=email,
                 emailaddress__verified=True,
+                # A guest has no password to reset (accounts.keep_account).
+                guest__isnull=True,
             )
         )
         return self.cleaned_data["email"]

@@ -1,14 +1,16 @@
 """When a logged-in player was last on the site, for the your-turn emails
-(accounts.turn_emails: none to someone seen since the game began waiting).
+(accounts.turn_emails: none to someone seen since the game began waiting) and,
+for a guest, for housekeeping (no guest active lately is closed).
 
 The database is written at most every `SEEN_EVERY` per player and server
 process: one UPDATE of the player's TurnEmailPreference (none for a player
-without one). Which players were recorded lately is kept in the process's own
-memory (the "seen" cache), so an ordinary page costs no query, no file and no
-change to the session. A login counts as recorded: Django records it as
-`last_login`. The UPDATE runs after the response, in a page thread
-(tictactoe_site.bridge.DEFER), so a page that only reads, on the event loop,
-never waits for the database's write lock.
+without one) and one of their Guest row (none for an account). Which players
+were recorded lately is kept in the process's own memory (the "seen" cache), so
+an ordinary page costs no query, no file and no change to the session. A login
+counts as recorded: Django records it as `last_login` (a guest logs in once, as
+the account is made, with its Guest row). The UPDATEs run after the response,
+in a page thread (tictactoe_site.bridge.DEFER), so a page that only reads, on
+the event loop, never waits for the database's write lock.
 """
 
 import functools
@@ -21,7 +23,7 @@ from django.utils import timezone
 
 from tictactoe_site.bridge import DEFER
 
-from .models import TurnEmailPreference
+from .models import Guest, TurnEmailPreference
 
 SEEN_EVERY = timedelta(minutes=5)
 SEEN_CACHE = "seen"
@@ -38,6 +40,8 @@ def stamp_login(sender, request, user, **kwargs) -> None:
 
 def record_seen(user_id, when) -> None:
     TurnEmailPreference.objects.filter(user_id=user_id).update(last_seen_at=when)
+    # A guest's activity, which keeps housekeeping from closing the account.
+    Guest.objects.filter(user_id=user_id).update(last_active_at=when)
 
 
 def record_activity(get_response):

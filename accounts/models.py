@@ -4,6 +4,7 @@ of the rate limits, and which accounts are guests."""
 
 from django.conf import settings
 from django.db import models
+from django.utils import timezone
 
 
 class TurnEmailPreference(models.Model):
@@ -74,8 +75,10 @@ class UsernameKey(models.Model):
 class Guest(models.Model):
     """A guest account: made on the spot from an invitation or open-game link,
     without password or address (accounts.guests). The row goes when the guest
-    keeps the account (it becomes a normal one) or when the worker removes the
-    guest after `GAMES_GUEST_MAX_IDLE_DAYS` without activity."""
+    keeps the account (accounts.keep_account: it becomes a normal one). It
+    stays when the worker closes a guest after `GAMES_GUEST_MAX_IDLE_DAYS`
+    without activity (tictactoe_site.housekeeping): the closed account's name
+    then reads "bob (closed guest)"."""
 
     user = models.OneToOneField(
         settings.AUTH_USER_MODEL,
@@ -84,6 +87,15 @@ class Guest(models.Model):
         related_name="guest",
     )
     created_at = models.DateTimeField(auto_now_add=True)
+    # The guest's activity: the creation, then every page they load, written at
+    # most once per accounts.middleware.SEEN_EVERY (as TurnEmailPreference's
+    # last_seen_at). Indexed: housekeeping looks for the idle ones by it.
+    last_active_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["last_active_at"], name="accounts_guest_last_active")
+        ]
 
     def __str__(self) -> str:
         return f"Guest {self.user_id}"

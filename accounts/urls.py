@@ -10,12 +10,13 @@ from django.urls import path, re_path
 
 from games.http import allow_methods, get_only
 
-from . import privacy_views, views
+from . import keep_account_views, privacy_views, views
 from .views import account_page
 
 logout = allow_methods("POST", hint="Use the Log out button at the top.")(
-    allauth_views.logout
+    keep_account_views.logout_warning_for_guests(allauth_views.logout)
 )
+guests_keep_first = keep_account_views.guests_keep_first
 
 urlpatterns = [
     path("signup/", account_page(views.SignupView.as_view()), name="account_signup"),
@@ -26,7 +27,11 @@ urlpatterns = [
         account_page(allauth_views.reauthenticate),
         name="account_reauthenticate",
     ),
-    path("email/", account_page(allauth_views.email), name="account_email"),
+    path(
+        "email/",
+        account_page(guests_keep_first(allauth_views.email)),
+        name="account_email",
+    ),
     path(
         "confirm-email/",
         account_page(allauth_views.email_verification_sent),
@@ -39,12 +44,12 @@ urlpatterns = [
     ),
     path(
         "password/change/",
-        account_page(allauth_views.password_change),
+        account_page(guests_keep_first(allauth_views.password_change)),
         name="account_change_password",
     ),
     path(
         "password/set/",
-        account_page(allauth_views.password_set),
+        account_page(guests_keep_first(allauth_views.password_set)),
         name="account_set_password",
     ),
     path(
@@ -73,6 +78,8 @@ urlpatterns = [
         name="account_inactive",
     ),
     path("close/", views.close_account, name="account_close"),
+    # A guest's account becomes a normal one (accounts.keep_account).
+    path("keep/", keep_account_views.keep, name="account_keep"),
     # Your signed-in browsers, and your data (accounts.privacy_views).
     path("sessions/end/", privacy_views.end_sessions, name="account_end_sessions"),
     path("data/", privacy_views.download_data, name="account_download_data"),

@@ -462,6 +462,11 @@ def publish_move_made(sender, *, game, **kwargs):
     publish(_change_for(game))
 
 
+@receiver(signals.game_shown_anew, dispatch_uid="live_game_shown_anew")
+def publish_game_shown_anew(sender, *, game, **kwargs):
+    publish(_change_for(game))
+
+
 # A game that ends by a move was published by move_made already.
 ENDED_BY_A_MOVE = frozenset({GameStatus.X_WON, GameStatus.O_WON, GameStatus.DRAW})
 

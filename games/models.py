@@ -65,11 +65,22 @@ def _count(field: str, mark: str):
     return Length(field) - Length(Replace(field, Value(mark), Value("")))
 
 
+def _loaded_guest(user) -> bool:
+    """Whether the page loaded `user` with a Guest row (select_related of the
+    reverse one-to-one "guest", accounts.models.Guest): never a query of its own."""
+    relation = user._meta.get_field("guest")
+    return relation.is_cached(user) and getattr(user, "guest", None) is not None
+
+
 def display_name(user) -> str:
     """A player's name as pages show it: "alice", or "alice (closed)" once the
-    account is closed (closing makes the user inactive; games.services)."""
+    account is closed (closing makes the user inactive; games.services), "bob
+    (closed guest)" for a guest closed when idle (its Guest row stays) where the
+    page loaded the Guest row."""
     name = user.get_username()
-    return name if user.is_active else f"{name} (closed)"
+    if user.is_active:
+        return name
+    return f"{name} (closed guest)" if _loaded_guest(user) else f"{name} (closed)"
 
 
 X_COUNT = _count("board", rules.Mark.X)

@@ -716,6 +716,22 @@ def unblock_player(*, blocker: User, blocked: User) -> bool:
 
 
 @atomic_action
+def show_player_anew(*, user: User) -> int:
+    """`user`'s name as pages show it changed (a guest kept the account: the
+    name may be new, the guest mark goes): every game of theirs gets a new
+    `version` and `updated_at`, so no cached page or live part keeps the old
+    name (games.page_cache: the version is in every key, and moves
+    Game.objects.lobby_version), and open pages hear of it (games.live).
+    How many games."""
+    games = Game.objects.of(user)
+    ids = list(games.order_by("pk").values_list("pk", flat=True))
+    games.update(version=F("version") + 1, updated_at=timezone.now())
+    for game in Game.objects.filter(pk__in=ids).only("version", "player_x", "player_o"):
+        _after_commit(signals.game_shown_anew, game=game)
+    return len(ids)
+
+
+@atomic_action
 def close_account(*, user: User) -> None:
     """Close `user`'s account for good, in one transaction.
 

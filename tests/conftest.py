@@ -96,6 +96,22 @@ def make_user(db):
 
 
 @pytest.fixture
+def make_guest(db):
+    """make_guest(username): a guest account as accounts.guests makes one (no
+    password, no email address, a Guest row), without the invitation."""
+    from accounts.models import Guest
+
+    def make(username: str):
+        user = get_user_model()(username=username)
+        user.set_unusable_password()
+        user.save()
+        Guest.objects.create(user=user)
+        return user
+
+    return make
+
+
+@pytest.fixture
 def alice(make_user):
     return make_user("alice")
 

@@ -478,6 +478,7 @@ ACCOUNT_PAGES = [
     "/accounts/email/",
     "/accounts/reauthenticate/",
     "/accounts/close/",
+    "/accounts/keep/",
 ]
 
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import pytest
 from django.test import Client
 
+from accounts.models import Guest
 from games import services
 from games.models import Block, Game
 
@@ -42,6 +43,8 @@ ROUTES = [
     Route("end sessions", "alice", "/accounts/password/change/", "nothing"),
     Route("login", None, "/accounts/login/", "nothing"),
     Route("signup", None, "/accounts/signup/", "nothing"),
+    Route("keep account", "dora", "/accounts/keep/", "nothing"),
+    Route("guest logout", "dora", "/", "nothing"),
     Route("admin delete", "root", "/admin/", "game"),
     Route("admin action", "root", "/admin/", "game"),
 ]
@@ -85,6 +88,11 @@ def _prepare(route: Route, users: dict) -> tuple[str, dict]:
             "/accounts/signup/",
             {"username": "newcomer", "password1": PASSWORD, "password2": PASSWORD},
         ),
+        "keep account": (
+            "/accounts/keep/",
+            {"username": "dora", "password1": PASSWORD, "password2": PASSWORD},
+        ),
+        "guest logout": ("/accounts/logout/", {"confirmed": "1"}),
         "admin delete": (f"/admin/games/game/{game_id}/delete/", {"post": "yes"}),
         "admin action": (
             "/admin/games/game/",
@@ -98,10 +106,11 @@ def _prepare(route: Route, users: dict) -> tuple[str, dict]:
 
 
 @pytest.fixture
-def users(alice, bob, make_user):
+def users(alice, bob, make_user, make_guest):
     return {
         "alice": alice,
         "bob": bob,
+        "dora": make_guest("dora"),
         "root": make_user("root", is_staff=True, is_superuser=True),
     }
 
@@ -181,6 +190,10 @@ def test_post_with_a_valid_token_works(users, route):
         assert Block.objects.exists() == (route.name == "block")
     if route.name == "abort":
         assert Game.objects.get().status == "aborted"
+    if route.name == "keep account":
+        assert not Guest.objects.exists()
+    if route.name == "guest logout":
+        assert _session_user(client) is None
     if route.name.startswith("admin") and route.name != "admin login":
         assert Game.objects.count() == games_before - 1
 

@@ -75,38 +75,44 @@ def test_one_heartbeat_clears_what_expired_and_keeps_what_lives(run_tasks):
     assert old_count not in keys
 
 
-def test_a_backlog_goes_a_batch_at_a_time(db, monkeypatch):
+def test_a_backlog_goes_a_batch_at_a_time(db, monkeypatch, make_guest):
     monkeypatch.setattr(housekeeping, "BATCH", 2)
+    monkeypatch.setattr(housekeeping, "GUEST_BATCH", 2)
     for n in range(3):
         new_session(expired=True)
         count(f"old{n}", expired=True)
         finished_task(ago=timedelta(days=2))
-    now = timezone.now()
+        make_guest(f"guest{n}")
+    now = timezone.now() + timedelta(days=31)  # the guests idle for 31 days
     assert housekeeping.tidy(now) == {
         "sessions": 2,
         "tasks": 2,
         "rate limit counts": 2,
+        "idle guests closed": 2,
     }
     assert housekeeping.tidy(now) == {
         "sessions": 1,
         "tasks": 1,
         "rate limit counts": 1,
+        "idle guests closed": 1,
     }
     assert housekeeping.tidy(now) == {
         "sessions": 0,
         "tasks": 0,
         "rate limit counts": 0,
+        "idle guests closed": 0,
     }
 
 
 @pytest.mark.parametrize("expired", [0, 50])
 def test_a_run_costs_the_same_few_statements(db, expired, django_assert_num_queries):
     """By the indexes on the expiry dates: one statement to find expired
-    sessions and one to delete them, one delete for tasks, one for counts."""
+    sessions and one to delete them, one delete for tasks, one for counts, one
+    to find idle guests (none here)."""
     for n in range(expired):
         new_session(expired=True)
         count(f"old{n}", expired=True)
-    with django_assert_num_queries(4 if expired else 3):
+    with django_assert_num_queries(5 if expired else 4):
         housekeeping.tidy(timezone.now())
     assert Session.objects.count() == 0
     assert RateLimitCount.objects.count() == 0

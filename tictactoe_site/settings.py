@@ -559,6 +559,10 @@ PASSWORD_RESET_TIMEOUT = env_int("DJANGO_PASSWORD_RESET_TIMEOUT", 3600, minimum=
 GAMES_TURN_EMAIL_AFTER = env_int("GAMES_TURN_EMAIL_AFTER", 3600, minimum=1)
 GAMES_TURN_EMAIL_EVERY = env_int("GAMES_TURN_EMAIL_EVERY", 86400, minimum=1)
 
+# A guest account without activity (accounts.models.Guest.last_active_at) for
+# this many days is closed by the worker's housekeeping (tictactoe_site.housekeeping).
+GAMES_GUEST_MAX_IDLE_DAYS = env_int("GAMES_GUEST_MAX_IDLE_DAYS", 30, minimum=1)
+
 
 # The site's address as players reach it: the links in emails start with it.
 # Production must say it: this machine's own address reaches no player.

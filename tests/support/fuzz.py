@@ -164,6 +164,8 @@ FIELDS = [
 ]
 # -- account pages: their fields --
 FIELDS += ["email", "old_password", "new_password1", "new_password2"]
+# -- a guest's pages: their fields --
+FIELDS += ["confirmed"]
 # -- two-factor pages: their fields --
 FIELDS += ["code", "credential", "name", "passwordless"]
 
@@ -181,7 +183,7 @@ query_data = st.dictionaries(
     max_size=3,
 )
 
-ACTORS = ["anonymous", "alice", "bob", "carol", "staff", "root"]
+ACTORS = ["anonymous", "alice", "bob", "carol", "staff", "root", "guest"]
 GAMES = [
     "in progress",
     "finished",
@@ -278,6 +280,8 @@ ACCOUNT_ROUTES += [
     ("GET", "/accounts/2fa/webauthn/login/"),
     ("POST", "/accounts/2fa/webauthn/login/"),
 ]
+# -- guests: keeping the account (as the guest actor, and everyone else) --
+ACCOUNT_ROUTES += [("GET", "/accounts/keep/"), ("POST", "/accounts/keep/")]
 ROUTES += ACCOUNT_ROUTES
 # Served by the ASGI stream handler (games.streams), not by Django's views.
 STREAM_ROUTES = ["/games/{id}/events/", "/lobby/events/"]
@@ -299,10 +303,11 @@ headers = st.fixed_dictionaries(
 
 
 @pytest.fixture
-def world(alice, bob, carol, make_user, play):
+def world(alice, bob, carol, make_user, make_guest, play):
     """A game of each kind, and the users to send requests as."""
     make_user("staff", is_staff=True)
     make_user("root", is_staff=True, is_superuser=True)
+    make_guest("guest")
     in_progress = services.create_game(creator=alice, opponent=bob)
     play(in_progress, (0, 0), (1, 1))  # alice (X) is to move, ply 2
     finished = services.create_game(creator=alice, opponent=bob)
