@@ -357,11 +357,8 @@ def test_the_settings_take_the_documented_defaults(monkeypatch):
         "GAMES_CREATE_ABORT_LIMIT": settings["GAMES_CREATE_ABORT_LIMIT"],
         "GAMES_TURN_EMAIL_AFTER": settings["GAMES_TURN_EMAIL_AFTER"],
         "GAMES_TURN_EMAIL_EVERY": settings["GAMES_TURN_EMAIL_EVERY"],
-<<<<<<< HEAD
         "METRICS_ENABLED": settings["METRICS_ENABLED"],
-=======
         "GAMES_GUEST_MAX_IDLE_DAYS": settings["GAMES_GUEST_MAX_IDLE_DAYS"],
->>>>>>> g2
     } == {
         "DJANGO_DEBUG": False,
         "DJANGO_DB_POOL_MIN": 1,
@@ -391,11 +388,8 @@ def test_the_settings_take_the_documented_defaults(monkeypatch):
         "GAMES_CREATE_ABORT_LIMIT": 30,
         "GAMES_TURN_EMAIL_AFTER": 3600,
         "GAMES_TURN_EMAIL_EVERY": 86400,
-<<<<<<< HEAD
         "METRICS_ENABLED": True,
-=======
         "GAMES_GUEST_MAX_IDLE_DAYS": 30,
->>>>>>> g2
     }
 
 
