@@ -1,6 +1,8 @@
 """Shared fixtures. Games are always built through games.services, so tests never
 create a state the product itself cannot reach."""
 
+from datetime import UTC, datetime, timedelta
+
 import pytest
 from allauth.mfa.models import Authenticator
 from django.contrib.auth import get_user_model
@@ -226,3 +228,18 @@ def as_bob(client_for, bob):
 @pytest.fixture
 def as_carol(client_for, carol):
     return client_for(carol)
+
+
+@pytest.fixture
+def clock(monkeypatch):
+    """timezone.now(), at 2026-11-27 12:00 UTC until the test moves it."""
+
+    class Clock:
+        now = datetime(2026, 11, 27, 12, 0, tzinfo=UTC)
+
+        def advance(self, **delta) -> None:
+            self.now += timedelta(**delta)
+
+    moved = Clock()
+    monkeypatch.setattr("django.utils.timezone.now", lambda: moved.now)
+    return moved

@@ -4,7 +4,7 @@ no more rows, and the site's own counter says how long to wait."""
 
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
 import pytest
 from django.core.cache import cache
@@ -16,24 +16,6 @@ from accounts import rate_limits
 from accounts.models import RateLimitCount
 
 from .support.account_client import logged_in_as, login
-
-NOW = datetime(2026, 11, 27, 12, 0, tzinfo=UTC)
-
-
-@pytest.fixture
-def clock(monkeypatch):
-    """timezone.now() for the store, moved by the test."""
-
-    class Clock:
-        now = NOW
-
-        def advance(self, **delta) -> None:
-            self.now += timedelta(**delta)
-
-    moved = Clock()
-    monkeypatch.setattr("django.utils.timezone.now", lambda: moved.now)
-    return moved
-
 
 # -- the cache allauth counts in --------------------------------------------------
 

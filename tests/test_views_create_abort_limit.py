@@ -3,29 +3,12 @@
 lobby render again and again. Past the limit, a readable 429 that says when to
 try again, and nothing changes."""
 
-from datetime import UTC, datetime, timedelta
-
-import pytest
+from datetime import timedelta
 
 from games.models import Game
 
 from .conftest import snapshot_tables
 from .test_views_game import text
-
-NOW = datetime(2026, 11, 27, 12, 0, tzinfo=UTC)
-
-
-@pytest.fixture
-def clock(monkeypatch):
-    class Clock:
-        now = NOW
-
-        def advance(self, **delta) -> None:
-            self.now += timedelta(**delta)
-
-    moved = Clock()
-    monkeypatch.setattr("django.utils.timezone.now", lambda: moved.now)
-    return moved
 
 
 def open_game(client):
