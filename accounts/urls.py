@@ -11,6 +11,7 @@ from django.urls import path, re_path
 from games.http import allow_methods, get_only
 
 from . import privacy_views, views
+from .guests import refuse_guests
 from .views import account_page
 
 logout = allow_methods("POST", hint="Use the Log out button at the top.")(
@@ -26,7 +27,12 @@ urlpatterns = [
         account_page(allauth_views.reauthenticate),
         name="account_reauthenticate",
     ),
-    path("email/", account_page(allauth_views.email), name="account_email"),
+    # Not for guests until they keep the account (accounts.guests).
+    path(
+        "email/",
+        refuse_guests(account_page(allauth_views.email)),
+        name="account_email",
+    ),
     path(
         "confirm-email/",
         account_page(allauth_views.email_verification_sent),
@@ -39,12 +45,12 @@ urlpatterns = [
     ),
     path(
         "password/change/",
-        account_page(allauth_views.password_change),
+        refuse_guests(account_page(allauth_views.password_change)),
         name="account_change_password",
     ),
     path(
         "password/set/",
-        account_page(allauth_views.password_set),
+        refuse_guests(account_page(allauth_views.password_set)),
         name="account_set_password",
     ),
     path(

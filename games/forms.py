@@ -187,3 +187,15 @@ class ArchiveForm(forms.Form):
         if data.get("before") and data.get("after"):
             raise forms.ValidationError("That page link is not valid.")
         return data
+
+
+class GuestNameForm(forms.Form):
+    """Play as guest: the name (checked as sign-up checks it, in accounts.guests)."""
+
+    name = forms.CharField(
+        label="Your name",
+        max_length=150,
+        widget=username_input(),
+        help_text="Shown to other players with “(guest)” after it. "
+        "Keep the account later to drop the mark.",
+    )

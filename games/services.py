@@ -44,6 +44,7 @@ from .exceptions import (
     TooManyUnstartedGames,
 )
 from .models import (
+    GAME_ROW_PLAYERS,
     RESULT_STATUSES,
     Block,
     Game,
@@ -381,7 +382,7 @@ def invited_game(*, game_id: int, secret: str) -> Game:
     aborted or withdrawn)."""
     try:
         game = (
-            Game.objects.select_related("player_x", "player_o", "invitation")
+            Game.objects.select_related(*GAME_ROW_PLAYERS, "invitation")
             .filter(invitation__isnull=False)
             .get(pk=game_id)
         )

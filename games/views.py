@@ -12,13 +12,14 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
 from django.contrib.messages import get_messages
 from django.http import Http404, HttpResponse, JsonResponse
-from django.shortcuts import redirect, render, resolve_url
+from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.http import urlencode
 
-from accounts import rate_limits, refusals
+from accounts import guests, rate_limits, refusals
+from accounts.guests import is_guest
 
-from . import page_cache, presentation, rules, services
+from . import guest_views, page_cache, presentation, rules, services
 from .exceptions import (
     Blocked,
     GameNotFound,
@@ -146,7 +147,10 @@ def _lobby_context(user, form: NewGameForm) -> dict:
             )
             for game in Game.objects.for_lobby(user)[:LOBBY_PAGE_SIZE]
         ],
-        "open_games": Game.objects.open_to(user)[:LOBBY_PAGE_SIZE],
+        # Guests start no games and see no strangers' (accounts.guests).
+        "open_games": ()
+        if is_guest(user)
+        else Game.objects.open_to(user)[:LOBBY_PAGE_SIZE],
         "finished": [
             (
                 result.game,
@@ -197,6 +201,8 @@ def _create_abort_refusal(wait: timedelta) -> str:
 @post_only
 @login_required
 def new_game(request):
+    if is_guest(request.user):
+        return guests.refused(request)
     form = NewGameForm(request.POST)
     if not form.is_valid():
         return _render_lobby(request, form, status=400)
@@ -221,8 +227,10 @@ def new_game(request):
 
 
 @get_only
-@login_required
 def game_detail(request, game_id: int):
+    if not request.user.is_authenticated:
+        # An open game's shared link: Play as guest (games.guest_views).
+        return guest_views.visitor_game_page(request, game_id)
     game = _game_or_404(game_id, request.user)
     if "ply" in request.GET:
         return _render_replay(request, game)
@@ -413,21 +421,25 @@ def _message_page(request, title: str, message: str, status: int):
     )
 
 
-# The account pages' URL names (the sign-up page's moves with the accounts app).
-SIGNUP_URL_NAME = "account_signup"
-
-
 @get_only
 def invitation(request, game_id: int, secret: str):
     """What the link shows: who invites, which side you get, and Join; a visitor
     not logged in gets login and sign-up links that come back here."""
-    return _render_invitation(request, game_id, secret)
+    return render_invitation(request, game_id, secret)
 
 
-def _render_invitation(
-    request, game_id: int, secret: str, *, error: str | None = None, status: int = 200
+def render_invitation(
+    request,
+    game_id: int,
+    secret: str,
+    *,
+    error: str | None = None,
+    status: int = 200,
+    guest_name: str | None = None,
 ):
-    """The invitation as it is now (404 unknown, 410 closed), with `error`."""
+    """The invitation as it is now (404 unknown, 410 closed), with `error`; a
+    visitor not logged in gets Play as guest (named `guest_name`, or a free
+    suggestion), beside Log in and Sign up."""
     try:
         game = services.invited_game(game_id=game_id, secret=secret)
     except InvitationNotFound as exc:
@@ -443,7 +455,6 @@ def _render_invitation(
         and Block.objects.blocks(blocker=inviter, blocked=user)
     ):
         error, status = Blocked(inviter).message, 403
-    back_here = urlencode({"next": request.path})
     context = {
         "game": game,
         "inviter": inviter,
@@ -451,9 +462,13 @@ def _render_invitation(
         "secret": secret,
         "error": error,
         "is_inviter": user.is_authenticated and user.pk == inviter.pk,
-        "login_url": f"{resolve_url(settings.LOGIN_URL)}?{back_here}",
-        "signup_url": f"{reverse(SIGNUP_URL_NAME)}?{back_here}",
     }
+    if not user.is_authenticated:
+        context |= guest_views.guest_context(
+            request,
+            action=reverse("invitation_guest", args=[game_id, secret]),
+            name=guest_name,
+        )
     return render(request, "games/invitation.html", context, status=status)
 
 
@@ -465,7 +480,7 @@ def invitation_join(request, game_id: int, secret: str):
             game_id=game_id, secret=secret, user=request.user
         )
     except rules.Rejected as exc:
-        return _render_invitation(
+        return render_invitation(
             request, game_id, secret, error=exc.message, status=status_for(exc)
         )
     messages.success(request, "You joined the game.")
