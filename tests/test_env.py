@@ -283,7 +283,7 @@ def test_the_table_is_read():
     assert DOCUMENTED["PORT"] == "number"
     assert DOCUMENTED["HOST"] == "text"
     assert DOCUMENTED["TASK_POLL_SECONDS"] == "number"
-    assert len(DOCUMENTED) == 63
+    assert len(DOCUMENTED) == 64
 
 
 def load_settings(monkeypatch, **env: str) -> dict:
