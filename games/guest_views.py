@@ -1,13 +1,14 @@
 """Play as a guest: a visitor who is not logged in opens an invitation link or
 someone's open game and plays at once (accounts.guests). One POST makes the
-account, logs it in with the site's normal session (django.contrib.auth.login:
-the session key and CSRF token rotate, allauth's signed-in browsers record it)
-and joins the game; the answer is the game page."""
+account and joins the game, then logs it in as any login does (allauth's
+perform_login: Django's login rotates the session key and CSRF token, allauth's
+signals fire and its signed-in browsers record it); the answer is the game
+page."""
 
 from functools import partial
 
+from allauth.account.utils import perform_login
 from django.contrib import messages
-from django.contrib.auth import login
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import ValidationError
 from django.http import Http404
@@ -23,8 +24,6 @@ from .forms import GuestNameForm
 from .http import post_only
 from .models import Game
 
-# The backend whose sessions load a user with their guest row (accounts.backends).
-GUEST_BACKEND = "accounts.backends.ModelBackend"
 JOINED = "You joined the game as a guest."
 
 
@@ -61,9 +60,9 @@ def play_as_guest(request, *, join, refuse):
         return refuse(error.messages[0], 400, name)
     except rules.Rejected as exc:
         return refuse(exc.message, status_for(exc), name)
-    login(request, user, backend=GUEST_BACKEND)
+    response = perform_login(request, user, redirect_url=game.get_absolute_url())
     messages.success(request, JOINED)
-    return redirect(game)
+    return response
 
 
 @post_only

@@ -460,6 +460,11 @@ def publish_move_made(sender, *, game, **kwargs):
     publish(_change_for(game))
 
 
+@receiver(signals.names_changed, dispatch_uid="live_names_changed")
+def publish_names_changed(sender, *, game, **kwargs):
+    publish(_change_for(game))
+
+
 # A game that ends by a move was published by move_made already.
 ENDED_BY_A_MOVE = frozenset({GameStatus.X_WON, GameStatus.O_WON, GameStatus.DRAW})
 

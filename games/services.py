@@ -686,6 +686,19 @@ def _recount_series(series_id: int) -> None:
 # -- blocking ------------------------------------------------------------------
 
 
+@atomic_action
+def names_changed(*, user: User) -> None:
+    """`user`'s name shows differently from now on (a guest kept the account:
+    accounts.guests.became_account): each of their games gets a new version,
+    so every lobby's key moves (Game.objects.lobby_version), and its live
+    viewers fetch the page again (the game pages' keys hold the names). A move
+    decided meanwhile is decided again (play_move's compare and set)."""
+    games = Game.objects.of(user)
+    games.update(version=F("version") + 1, updated_at=timezone.now())
+    for game in games.only("version", "player_x", "player_o").order_by("pk"):
+        _after_commit(signals.names_changed, game=game)
+
+
 def _open_games_changed(blocker) -> None:
     """Who may see and join `blocker`'s open games changed: their version moves,
     and with it every lobby's key (Game.objects.lobby_version)."""

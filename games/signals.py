@@ -20,6 +20,8 @@ game_joined = Signal()
 move_made = Signal()
 # game, status, winner (the mark "X"/"O", or None for a draw)
 game_ended = Signal()
+# game: a player's name shows differently (a guest kept the account)
+names_changed = Signal()
 
 
 def _name(user) -> str:

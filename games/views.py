@@ -359,7 +359,13 @@ def rematch(request, game_id: int):
 
 
 def _player_or_404(username: str):
-    player = get_user_model().objects.filter(username=username).first()
+    # With their guest row: the page shows their name marked (display_name).
+    player = (
+        get_user_model()
+        .objects.select_related("guest")
+        .filter(username=username)
+        .first()
+    )
     if player is None:
         raise Http404(f"There is no player called “{username}”.")
     return player

@@ -5,6 +5,8 @@ starts no game of its own and has no password or address."""
 import re
 
 import pytest
+from allauth.account.models import EmailAddress
+from allauth.usersessions.models import UserSession
 from django.contrib.auth import SESSION_KEY, get_user_model
 from django.core import mail
 from django.test import Client
@@ -61,9 +63,6 @@ def test_the_invitation_offers_play_as_guest_with_a_free_name(invitation, make_u
 def test_one_post_makes_the_guest_logs_in_and_joins(invitation, alice):
     client = Client()
     client.get(path_of(invitation))
-    anonymous_session = (
-        client.cookies["sessionid"].value if "sessionid" in (client.cookies) else None
-    )
     response = play_as_guest(client, invitation, "Bob")
     assert response.status_code == 302
     assert response["Location"] == f"/games/{invitation.game_id}/"
@@ -79,7 +78,11 @@ def test_one_post_makes_the_guest_logs_in_and_joins(invitation, alice):
         user,
     )
     assert client.session[SESSION_KEY] == str(user.pk)
-    assert client.cookies["sessionid"].value != anonymous_session
+    # Logged in as a password login is: allauth lists the browser, Django
+    # recorded the login.
+    assert UserSession.objects.filter(user=user).count() == 1
+    user.refresh_from_db()
+    assert user.last_login is not None
     page = client.get(response["Location"])
     assert page.status_code == 200
     body = text(page)
@@ -137,10 +140,20 @@ def test_the_guest_cannot_log_in_by_password_nor_reset_one(guest_game):
         )
         assert response.status_code == 400
         assert SESSION_KEY not in client.session
+    # A reset goes by email address, and a guest has none: their name is no
+    # address, and any address gets the mail that says no account has it.
     response = client.post("/accounts/password/reset/", {"email": "bob-guest"})
-    assert response.status_code in (200, 400)
+    assert response.status_code == 400
     assert mail.outbox == []
-    assert not get_user_model().objects.get(username="bob-guest").has_usable_password()
+    response = client.post(
+        "/accounts/password/reset/", {"email": "bob-guest@example.com"}
+    )
+    assert response.status_code == 302
+    assert [message.to for message in mail.outbox] == [["bob-guest@example.com"]]
+    assert "/accounts/password/reset/key/" not in mail.outbox[0].body
+    guest = get_user_model().objects.get(username="bob-guest")
+    assert not guest.has_usable_password()
+    assert not EmailAddress.objects.filter(user=guest).exists()
 
 
 def test_the_guest_mark_shows_everywhere_a_name_shows(guest_game, alice, client_for):
@@ -278,3 +291,54 @@ def test_guest_creation_is_limited_per_address(settings, alice):
     )
     assert 3500 < int(refused["Retry-After"]) <= 3600
     assert Guest.objects.count() == 3
+
+
+def test_a_kept_account_shows_unmarked_at_once(
+    guest_game, alice, client_for, monkeypatch, django_capture_on_commit_callbacks
+):
+    """What the keep-account flow calls (accounts.guests.became_account): no
+    page, cached or live, keeps the mark."""
+    from accounts import guests
+    from games import live
+
+    _, game = guest_game
+    as_alice = client_for(alice)
+    for path in (f"/games/{game.pk}/", f"/games/{game.pk}/live/", "/", "/lobby/live/"):
+        assert "bob-guest (guest)" in text(as_alice.get(path))
+    published = []
+    monkeypatch.setattr(live, "publish", published.append)
+    bob = get_user_model().objects.get(username="bob-guest")
+    with django_capture_on_commit_callbacks(execute=True):
+        Guest.objects.filter(user=bob).delete()
+        guests.became_account(bob)
+    game_after = Game.objects.get(pk=game.pk)
+    assert game_after.version == game.version + 1
+    assert [(change.game_id, change.version) for change in published] == [
+        (game.pk, game.version + 1)
+    ]
+    for path in (f"/games/{game.pk}/", f"/games/{game.pk}/live/", "/", "/lobby/live/"):
+        page = text(as_alice.get(path))
+        assert "bob-guest" in page
+        assert "(guest)" not in page
+
+
+def test_a_guest_gets_no_turn_emails(guest_game):
+    client, _ = guest_game
+    response = client.post("/accounts/turn-email/", {"enabled": "on"})
+    assert response.status_code == 400
+    assert "Confirm an email address first" in text(response)
+
+
+def test_the_limit_counts_an_ipv6_network_as_one_address(settings, alice):
+    settings.GAMES_GUEST_CREATE_LIMIT = 1
+    invitations = [services.create_invitation(creator=alice) for _ in range(3)]
+    addresses = ["2001:db8:1:2::1", "2001:db8:1:2:ffff::9", "2001:db8:1:3::1"]
+    answers = [
+        Client(REMOTE_ADDR=address).post(
+            path_of(invitation) + "guest/", {"name": f"six{number}"}
+        )
+        for number, (address, invitation) in enumerate(
+            zip(addresses, invitations, strict=True)
+        )
+    ]
+    assert [answer.status_code for answer in answers] == [302, 429, 302]
