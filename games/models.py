@@ -319,7 +319,9 @@ def _page_fields(model) -> tuple[str, ...]:
 class PageRead(NamedTuple):
     """The game page's statement, the user model, and the fields of the players
     and the series it reads, in order (the game's are GAME_PAGE_FIELDS), then
-    each player's guest row's key (null: not a guest)."""
+    whether each player is a guest: an EXISTS each, measured cheaper than two
+    more LEFT JOINs (PostgreSQL plans every join of this unprepared statement:
+    +124 µs a read against +32 µs; SQLite +5.6 µs against +2.2 µs)."""
 
     sql: str
     player_model: type[models.Model]
@@ -349,14 +351,15 @@ def _page_read() -> PageRead:
                {sql.columns(user_model, player_fields, prefix="player_x.")},
                {sql.columns(user_model, player_fields, prefix="player_o.")},
                {sql.columns(Series, series_fields, prefix="series.")},
-               guest_x.{guest_user}, guest_o.{guest_user}
+               EXISTS (SELECT 1 FROM {guests} guest
+                       WHERE guest.{guest_user} = player_x.{player_pk}),
+               EXISTS (SELECT 1 FROM {guests} guest
+                       WHERE guest.{guest_user} = player_o.{player_pk})
         FROM {sql.table(Game)} game
         LEFT JOIN {users} player_x
             ON player_x.{player_pk} = game.{sql.column(Game, "player_x")}
         LEFT JOIN {users} player_o
             ON player_o.{player_pk} = game.{sql.column(Game, "player_o")}
-        LEFT JOIN {guests} guest_x ON guest_x.{guest_user} = player_x.{player_pk}
-        LEFT JOIN {guests} guest_o ON guest_o.{guest_user} = player_o.{player_pk}
         LEFT JOIN {sql.table(Series)} series
             ON series.{sql.column(Series, "id")} = game.{sql.column(Game, "series")}
         WHERE game.{sql.column(Game, "id")} = %s
@@ -396,8 +399,8 @@ class GameManager(models.Manager.from_queryset(GameQuerySet)):
         end = len(GAME_PAGE_FIELDS)
         game = Game.from_db(db, GAME_PAGE_FIELDS, row[:end])
         players_end = end + 2 * len(read.player_fields)
-        guest_ids = row[-2:]
-        for side, guest_id in zip(("player_x", "player_o"), guest_ids, strict=True):
+        guest_flags = row[-2:]
+        for side, guest in zip(("player_x", "player_o"), guest_flags, strict=True):
             start, end = end, end + len(read.player_fields)
             if getattr(game, f"{side}_id") is not None:
                 player = read.player_model.from_db(
@@ -406,9 +409,7 @@ class GameManager(models.Manager.from_queryset(GameQuerySet)):
                 # As select_related("guest") leaves it (display_name reads it).
                 GUEST_OF_USER.set_cached_value(
                     player,
-                    None
-                    if guest_id is None
-                    else Guest.from_db(db, ["user_id"], [guest_id]),
+                    Guest.from_db(db, ["user_id"], [player.pk]) if guest else None,
                 )
                 setattr(game, side, player)
         if game.series_id is not None:
