@@ -34,8 +34,8 @@ from .models import Guest
 # What a refused guest reads (403), on every page a guest may not use.
 GUEST_REFUSAL = (
     "Guests can play the games they joined and their rematches, watch, block "
-    "and accept links. Keep this account (choose a password) to start games "
-    "and to add an email address."
+    "and accept links. Keep this account (choose a password) to start games, "
+    "add an email address or download your data."
 )
 
 # Suggested names: "guest-" and a word and a number, one not taken.

@@ -24,7 +24,7 @@ urlpatterns = [
     path("logout/", logout, name="account_logout"),
     path(
         "reauthenticate/",
-        account_page(allauth_views.reauthenticate),
+        refuse_guests(account_page(allauth_views.reauthenticate)),
         name="account_reauthenticate",
     ),
     # Not for guests until they keep the account (accounts.guests).
@@ -81,7 +81,11 @@ urlpatterns = [
     path("close/", views.close_account, name="account_close"),
     # Your signed-in browsers, and your data (accounts.privacy_views).
     path("sessions/end/", privacy_views.end_sessions, name="account_end_sessions"),
-    path("data/", privacy_views.download_data, name="account_download_data"),
+    path(
+        "data/",
+        refuse_guests(privacy_views.download_data),
+        name="account_download_data",
+    ),
     path("turn-email/", views.turn_email_settings, name="turn_email_settings"),
     path(
         "turn-email/unsubscribe/<str:token>/",

@@ -227,9 +227,15 @@ def test_a_guest_plays_and_rematches_but_starts_no_game(guest_game, alice):
 
 @pytest.mark.parametrize(
     "path",
-    ["/accounts/email/", "/accounts/password/change/", "/accounts/password/set/"],
+    [
+        "/accounts/email/",
+        "/accounts/password/change/",
+        "/accounts/password/set/",
+        "/accounts/reauthenticate/",
+        "/accounts/data/",
+    ],
 )
-def test_a_guest_adds_no_address_and_sets_no_password(guest_game, path):
+def test_a_guest_adds_no_address_sets_no_password_takes_no_data(guest_game, path):
     client, _ = guest_game
     for response in (
         client.get(path),
