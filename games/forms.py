@@ -190,12 +190,7 @@ class ArchiveForm(forms.Form):
 
 
 class GuestNameForm(forms.Form):
-    """Play as guest: the name (checked as sign-up checks it, in accounts.guests)."""
+    """Play as guest (templates/games/snippets/play_as_guest.html): the name,
+    then checked as sign-up checks it (accounts.guests.clean_name)."""
 
-    name = forms.CharField(
-        label="Your name",
-        max_length=150,
-        widget=username_input(),
-        help_text="Shown to other players with “(guest)” after it. "
-        "Keep the account later to drop the mark.",
-    )
+    name = forms.CharField(max_length=150)

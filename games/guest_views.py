@@ -3,11 +3,13 @@ someone's open game and plays at once (accounts.guests). One POST makes the
 account and joins the game, then logs it in as any login does (allauth's
 perform_login: Django's login rotates the session key and CSRF token, allauth's
 signals fire and its signed-in browsers record it); the answer is the game
-page."""
+page. The invitation's route is games.views.invitation_guest, beside the
+invitation's page; the open game's is here, with the page a visitor sees."""
 
 from functools import partial
 
 from allauth.account.utils import perform_login
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import ValidationError
@@ -34,7 +36,7 @@ def guest_context(request, *, action: str, name: str | None = None) -> dict:
     return {
         "guest_action": action,
         "guest_name": guests.suggest_name() if name is None else name,
-        "login_url": f"{resolve_url('account_login')}?{back_here}",
+        "login_url": f"{resolve_url(settings.LOGIN_URL)}?{back_here}",
         "signup_url": f"{reverse('account_signup')}?{back_here}",
     }
 
@@ -63,22 +65,6 @@ def play_as_guest(request, *, join, refuse):
     response = perform_login(request, user, redirect_url=game.get_absolute_url())
     messages.success(request, JOINED)
     return response
-
-
-@post_only
-def invitation_guest(request, game_id: int, secret: str):
-    """Accept the invitation as a new guest (a logged-in visitor uses Join)."""
-    from .views import render_invitation
-
-    if request.user.is_authenticated:
-        return redirect("invitation", game_id, secret)
-    return play_as_guest(
-        request,
-        join=partial(services.join_invitation, game_id=game_id, secret=secret),
-        refuse=lambda message, status, name: render_invitation(
-            request, game_id, secret, error=message, status=status, guest_name=name
-        ),
-    )
 
 
 def _open_game(request, game_id: int) -> Game | None:

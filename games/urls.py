@@ -27,7 +27,7 @@ urlpatterns = [
     ),
     path(
         "invitations/<int:game_id>/<str:secret>/guest/",
-        guest_views.invitation_guest,
+        views.invitation_guest,
         name="invitation_guest",
     ),
     path("games/<int:game_id>/", views.game_detail, name="game_detail"),

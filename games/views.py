@@ -5,6 +5,7 @@ README documents; it never changes a stored game (the services guarantee that).
 """
 
 from datetime import timedelta
+from functools import partial
 
 from django.conf import settings
 from django.contrib import messages
@@ -431,10 +432,10 @@ def _message_page(request, title: str, message: str, status: int):
 def invitation(request, game_id: int, secret: str):
     """What the link shows: who invites, which side you get, and Join; a visitor
     not logged in gets login and sign-up links that come back here."""
-    return render_invitation(request, game_id, secret)
+    return _render_invitation(request, game_id, secret)
 
 
-def render_invitation(
+def _render_invitation(
     request,
     game_id: int,
     secret: str,
@@ -479,6 +480,21 @@ def render_invitation(
 
 
 @post_only
+def invitation_guest(request, game_id: int, secret: str):
+    """Accept the invitation as a new guest (games.guest_views); a logged-in
+    visitor is sent back to the invitation's Join."""
+    if request.user.is_authenticated:
+        return redirect("invitation", game_id, secret)
+    return guest_views.play_as_guest(
+        request,
+        join=partial(services.join_invitation, game_id=game_id, secret=secret),
+        refuse=lambda message, status, name: _render_invitation(
+            request, game_id, secret, error=message, status=status, guest_name=name
+        ),
+    )
+
+
+@post_only
 @login_required
 def invitation_join(request, game_id: int, secret: str):
     try:
@@ -486,7 +502,7 @@ def invitation_join(request, game_id: int, secret: str):
             game_id=game_id, secret=secret, user=request.user
         )
     except rules.Rejected as exc:
-        return render_invitation(
+        return _render_invitation(
             request, game_id, secret, error=exc.message, status=status_for(exc)
         )
     messages.success(request, "You joined the game.")

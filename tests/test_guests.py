@@ -348,3 +348,19 @@ def test_the_limit_counts_an_ipv6_network_as_one_address(settings, alice):
         )
     ]
     assert [answer.status_code for answer in answers] == [302, 429, 302]
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        ("", "This field is required."),
+        ("x" * 151, "Ensure this value has at most 150 characters (it has 151)."),
+        ("bad name!", "Enter a valid username."),
+    ],
+)
+def test_a_name_sign_up_would_refuse_is_refused(invitation, name, message):
+    before = snapshot_tables()
+    response = play_as_guest(Client(), invitation, name)
+    assert response.status_code == 400
+    assert message in text(response)
+    assert snapshot_tables() == before
