@@ -109,7 +109,9 @@ def test_play_as_guest_without_javascript(player):
     assert (game.player_x.username, game.move_count) == ("nojs-guest", 1)
 
 
-def test_an_open_game_link_and_the_visitor_pages_pass_the_audit(player, axe_source):
+def test_an_open_game_link_and_the_visitor_pages_pass_the_audit(
+    player, axe_source, artifacts
+):
     alice = player("alice")
     visitor = player("visitor", account=False)
     invitation = services.create_invitation(creator=alice.user)
@@ -124,6 +126,8 @@ def test_an_open_game_link_and_the_visitor_pages_pass_the_audit(player, axe_sour
     for name, path in pages.items():
         visitor.page.goto(path)
         expect(visitor.page.get_by_role("button", name="Play as guest")).to_be_visible()
+        shot = "guest-" + name.replace(", ", "-").replace(" ", "-") + ".png"
+        visitor.page.screenshot(path=artifacts / shot, full_page=True)
         report[name] = [
             violation
             for violation in audit(visitor.page, axe_source)
