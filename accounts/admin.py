@@ -12,7 +12,7 @@ from django.utils.html import format_html
 from games import presentation
 from games.models import PlayerRecord, PlayerResult
 
-from . import mfa_admin  # noqa: F401  (second factors, without their secrets)
+from . import guests, mfa_admin  # noqa: F401  (second factors, without their secrets)
 from .forms import AdminUserChangeForm, AdminUserCreationForm
 
 User = get_user_model()
@@ -35,6 +35,23 @@ class ClosedAccountFilter(admin.SimpleListFilter):
         return queryset
 
 
+class GuestFilter(admin.SimpleListFilter):
+    """Guest accounts (accounts.guests) apart from the others."""
+
+    title = "guest"
+    parameter_name = "guest"
+
+    def lookups(self, request, model_admin):
+        return [("yes", "Guests"), ("no", "Accounts")]
+
+    def queryset(self, request, queryset):
+        if self.value() == "yes":
+            return queryset.filter(guest__isnull=False)
+        if self.value() == "no":
+            return queryset.filter(guest__isnull=True)
+        return queryset
+
+
 @admin.register(User)
 class PlayerAdmin(UserAdmin):
     # Names unique whatever their case or Unicode spelling (accounts.usernames).
@@ -42,8 +59,13 @@ class PlayerAdmin(UserAdmin):
     form = AdminUserChangeForm
     readonly_fields = [*UserAdmin.readonly_fields, "games_record"]
     fieldsets = [*UserAdmin.fieldsets, ("Games", {"fields": ["games_record"]})]
-    list_display = [*UserAdmin.list_display, "account_closed"]
-    list_filter = [ClosedAccountFilter, *UserAdmin.list_filter]
+    list_display = [*UserAdmin.list_display, "account_closed", "is_guest"]
+    list_filter = [ClosedAccountFilter, GuestFilter, *UserAdmin.list_filter]
+    list_select_related = ["guest"]
+
+    @admin.display(description="Guest", boolean=True)
+    def is_guest(self, obj) -> bool:
+        return guests.is_guest(obj)
 
     @admin.display(description="Closed", boolean=True, ordering="is_active")
     def account_closed(self, obj) -> bool:

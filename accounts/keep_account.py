@@ -1,7 +1,7 @@
 """A guest keeps the account: the same user, with its games, records,
 head-to-heads and blocks, gets a password (and the name it chooses, once) and
-stops being a guest. Also what pages need to know about guests here: whether a
-user is one, and how the pages that showed them are refreshed.
+stops being a guest; the pages that showed them as one show them anew
+(accounts.guests.became_account).
 
 The name may change only in this step: the account page has no such field, and
 once the Guest row is gone there is nothing left to keep. The new name must be
@@ -12,29 +12,12 @@ that a simultaneous sign-up took, as it does at sign-up.
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
-from games import services as games_services
-
+from .guests import became_account
 from .models import Guest
 
 
 class NotAGuest(Exception):
     """The account is not a guest's (a normal account, kept already, closed)."""
-
-
-def is_guest(user) -> bool:
-    """Whether `user` (logged in: active) is a guest. No query for an account
-    with a usable password, which no guest has (accounts.guests)."""
-    if user.has_usable_password():
-        return False
-    return Guest.objects.filter(user_id=user.pk).exists()
-
-
-def became_account(user) -> None:
-    """Every page that showed `user` as a guest (name and mark) is shown anew:
-    the games' versions move (games.services.show_player_anew), so game pages,
-    live parts and lobbies, all cached by what they show, render again, and
-    open pages reload their live part."""
-    games_services.show_player_anew(user=user)
 
 
 @transaction.atomic

@@ -15,7 +15,8 @@ from django.db import IntegrityError
 from django.shortcuts import redirect, render
 
 from . import usernames
-from .keep_account import NotAGuest, is_guest, keep_account
+from .guests import is_guest
+from .keep_account import NotAGuest, keep_account
 from .views import account_methods, refused_status
 
 NOT_A_GUEST = (
@@ -121,19 +122,6 @@ def keep(request):
         status = refused_status(form)
     context = {"form": form, "idle_days": settings.GAMES_GUEST_MAX_IDLE_DAYS}
     return render(request, "account/keep.html", context, status=status)
-
-
-def guests_keep_first(view):
-    """An account page that needs a password (setting or changing it, the email
-    address) sends a guest to Keep this account instead."""
-
-    @wraps(view)
-    def wrapper(request, *args, **kwargs):
-        if request.user.is_authenticated and is_guest(request.user):
-            return redirect("account_keep")
-        return view(request, *args, **kwargs)
-
-    return wrapper
 
 
 def logout_warning_for_guests(logout):

@@ -11,12 +11,12 @@ from django.urls import path, re_path
 from games.http import allow_methods, get_only
 
 from . import keep_account_views, privacy_views, views
+from .guests import keep_first
 from .views import account_page
 
 logout = allow_methods("POST", hint="Use the Log out button at the top.")(
     keep_account_views.logout_warning_for_guests(allauth_views.logout)
 )
-guests_keep_first = keep_account_views.guests_keep_first
 
 urlpatterns = [
     path("signup/", account_page(views.SignupView.as_view()), name="account_signup"),
@@ -24,12 +24,13 @@ urlpatterns = [
     path("logout/", logout, name="account_logout"),
     path(
         "reauthenticate/",
-        account_page(allauth_views.reauthenticate),
+        keep_first(account_page(allauth_views.reauthenticate)),
         name="account_reauthenticate",
     ),
+    # A guest keeps the account first (accounts.guests.keep_first).
     path(
         "email/",
-        account_page(guests_keep_first(allauth_views.email)),
+        keep_first(account_page(allauth_views.email)),
         name="account_email",
     ),
     path(
@@ -44,12 +45,12 @@ urlpatterns = [
     ),
     path(
         "password/change/",
-        account_page(guests_keep_first(allauth_views.password_change)),
+        keep_first(account_page(allauth_views.password_change)),
         name="account_change_password",
     ),
     path(
         "password/set/",
-        account_page(guests_keep_first(allauth_views.password_set)),
+        keep_first(account_page(allauth_views.password_set)),
         name="account_set_password",
     ),
     path(
@@ -82,7 +83,11 @@ urlpatterns = [
     path("keep/", keep_account_views.keep, name="account_keep"),
     # Your signed-in browsers, and your data (accounts.privacy_views).
     path("sessions/end/", privacy_views.end_sessions, name="account_end_sessions"),
-    path("data/", privacy_views.download_data, name="account_download_data"),
+    path(
+        "data/",
+        keep_first(privacy_views.download_data),
+        name="account_download_data",
+    ),
     path("turn-email/", views.turn_email_settings, name="turn_email_settings"),
     path(
         "turn-email/unsubscribe/<str:token>/",

@@ -11,7 +11,7 @@ from django.http import HttpResponse
 from django.template.loader import render_to_string
 
 from . import presentation, services
-from .models import Block, Game, Move
+from .models import GAME_ROW_PLAYERS, Block, Game, Move
 
 
 class BoundedDateChangeList(ChangeList):
@@ -59,7 +59,7 @@ class GameAdmin(BoundedDateHierarchy, admin.ModelAdmin):
     ]
     list_filter = ["status", "created_at"]
     search_fields = ["player_x__username", "player_o__username"]
-    list_select_related = ["player_x", "player_o"]
+    list_select_related = ["player_x", "player_o", "player_x__guest", "player_o__guest"]
     date_hierarchy = "created_at"
     show_full_result_count = False
     inlines = [MoveInline]
@@ -82,7 +82,7 @@ class GameAdmin(BoundedDateHierarchy, admin.ModelAdmin):
     readonly_fields = fields
 
     def get_queryset(self, request):
-        return super().get_queryset(request).select_related("player_x", "player_o")
+        return super().get_queryset(request).select_related(*GAME_ROW_PLAYERS)
 
     def has_add_permission(self, request):
         return False

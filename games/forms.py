@@ -187,3 +187,10 @@ class ArchiveForm(forms.Form):
         if data.get("before") and data.get("after"):
             raise forms.ValidationError("That page link is not valid.")
         return data
+
+
+class GuestNameForm(forms.Form):
+    """Play as guest (templates/games/snippets/play_as_guest.html): the name,
+    then checked as sign-up checks it (accounts.guests.clean_name)."""
+
+    name = forms.CharField(max_length=150)

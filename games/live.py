@@ -462,8 +462,8 @@ def publish_move_made(sender, *, game, **kwargs):
     publish(_change_for(game))
 
 
-@receiver(signals.game_shown_anew, dispatch_uid="live_game_shown_anew")
-def publish_game_shown_anew(sender, *, game, **kwargs):
+@receiver(signals.names_changed, dispatch_uid="live_names_changed")
+def publish_names_changed(sender, *, game, **kwargs):
     publish(_change_for(game))
 
 

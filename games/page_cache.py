@@ -30,6 +30,8 @@ from django.http import HttpResponse
 from django.middleware.csrf import get_token
 from django.template.loader import render_to_string
 
+from accounts.guests import is_guest
+
 from .models import GAME_PAGE_FIELDS, Game
 
 # NUL never appears in a rendered page otherwise: no stored text can hold one
@@ -42,9 +44,12 @@ LOBBY_TIMEOUT = 60
 
 
 def _user_key(user) -> tuple:
-    """A user as a page shows them: their name, and whether they closed their
-    account ("alice (closed)")."""
-    return (user.pk, user.get_username(), user.is_active) if user is not None else ()
+    """A user as a page shows them: their name, whether they closed their
+    account ("alice (closed)") and whether they are a guest ("bob (guest)";
+    a guest who keeps the account shows plain at once)."""
+    if user is None:
+        return ()
+    return (user.pk, user.get_username(), user.is_active, is_guest(user))
 
 
 def game_key(part: str, game: Game, viewer) -> str:

@@ -44,6 +44,7 @@ from .exceptions import (
     TooManyUnstartedGames,
 )
 from .models import (
+    GAME_ROW_PLAYERS,
     RESULT_STATUSES,
     Block,
     Game,
@@ -381,7 +382,7 @@ def invited_game(*, game_id: int, secret: str) -> Game:
     aborted or withdrawn)."""
     try:
         game = (
-            Game.objects.select_related("player_x", "player_o", "invitation")
+            Game.objects.select_related(*GAME_ROW_PLAYERS, "invitation")
             .filter(invitation__isnull=False)
             .get(pk=game_id)
         )
@@ -685,6 +686,19 @@ def _recount_series(series_id: int) -> None:
 # -- blocking ------------------------------------------------------------------
 
 
+@atomic_action
+def names_changed(*, user: User) -> None:
+    """`user`'s name shows differently from now on (a guest kept the account:
+    accounts.guests.became_account): each of their games gets a new version,
+    so every lobby's key moves (Game.objects.lobby_version), and its live
+    viewers fetch the page again (the game pages' keys hold the names). A move
+    decided meanwhile is decided again (play_move's compare and set)."""
+    games = Game.objects.of(user)
+    games.update(version=F("version") + 1, updated_at=timezone.now())
+    for game in games.only("version", "player_x", "player_o").order_by("pk"):
+        _after_commit(signals.names_changed, game=game)
+
+
 def _open_games_changed(blocker) -> None:
     """Who may see and join `blocker`'s open games changed: their version moves,
     and with it every lobby's key (Game.objects.lobby_version)."""
@@ -713,22 +727,6 @@ def unblock_player(*, blocker: User, blocked: User) -> bool:
 
 
 # -- accounts ------------------------------------------------------------------
-
-
-@atomic_action
-def show_player_anew(*, user: User) -> int:
-    """`user`'s name as pages show it changed (a guest kept the account: the
-    name may be new, the guest mark goes): every game of theirs gets a new
-    `version` and `updated_at`, so no cached page or live part keeps the old
-    name (games.page_cache: the version is in every key, and moves
-    Game.objects.lobby_version), and open pages hear of it (games.live).
-    How many games."""
-    games = Game.objects.of(user)
-    ids = list(games.order_by("pk").values_list("pk", flat=True))
-    games.update(version=F("version") + 1, updated_at=timezone.now())
-    for game in Game.objects.filter(pk__in=ids).only("version", "player_x", "player_o"):
-        _after_commit(signals.game_shown_anew, game=game)
-    return len(ids)
 
 
 @atomic_action

@@ -20,8 +20,8 @@ game_joined = Signal()
 move_made = Signal()
 # game, status, winner (the mark "X"/"O", or None for a draw)
 game_ended = Signal()
-# game: shown anew with no event of its own (a player's name or mark changed)
-game_shown_anew = Signal()
+# game: a player's name shows differently (a guest kept the account)
+names_changed = Signal()
 
 
 def _name(user) -> str:

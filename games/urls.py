@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import views
+from . import guest_views, views
 
 urlpatterns = [
     path("", views.lobby, name="lobby"),
@@ -25,6 +25,11 @@ urlpatterns = [
         views.invitation_join,
         name="invitation_join",
     ),
+    path(
+        "invitations/<int:game_id>/<str:secret>/guest/",
+        views.invitation_guest,
+        name="invitation_guest",
+    ),
     path("games/<int:game_id>/", views.game_detail, name="game_detail"),
     path("games/<int:game_id>/state.json", views.game_state, name="game_state"),
     path("games/<int:game_id>/live/", views.game_live, name="game_live"),
@@ -35,6 +40,11 @@ urlpatterns = [
     ),
     path("games/<int:game_id>/move/", views.play_move, name="play_move"),
     path("games/<int:game_id>/join/", views.join_game, name="join_game"),
+    path(
+        "games/<int:game_id>/guest/",
+        guest_views.join_game_as_guest,
+        name="join_game_as_guest",
+    ),
     path("games/<int:game_id>/forfeit/", views.forfeit_game, name="forfeit_game"),
     path("games/<int:game_id>/abort/", views.abort_game, name="abort_game"),
     path("games/<int:game_id>/rematch/", views.rematch, name="rematch"),

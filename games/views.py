@@ -5,6 +5,7 @@ README documents; it never changes a stored game (the services guarantee that).
 """
 
 from datetime import timedelta
+from functools import partial
 
 from django.conf import settings
 from django.contrib import messages
@@ -12,13 +13,14 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
 from django.contrib.messages import get_messages
 from django.http import Http404, HttpResponse, JsonResponse
-from django.shortcuts import redirect, render, resolve_url
+from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.http import urlencode
 
-from accounts import rate_limits, refusals
+from accounts import guests, rate_limits, refusals
+from accounts.guests import is_guest
 
-from . import page_cache, presentation, rules, services
+from . import guest_views, page_cache, presentation, rules, services
 from .exceptions import (
     Blocked,
     GameNotFound,
@@ -146,7 +148,10 @@ def _lobby_context(user, form: NewGameForm) -> dict:
             )
             for game in Game.objects.for_lobby(user)[:LOBBY_PAGE_SIZE]
         ],
-        "open_games": Game.objects.open_to(user)[:LOBBY_PAGE_SIZE],
+        # Guests start no games and see no strangers' (accounts.guests).
+        "open_games": ()
+        if is_guest(user)
+        else Game.objects.open_to(user)[:LOBBY_PAGE_SIZE],
         "finished": [
             (
                 result.game,
@@ -197,6 +202,8 @@ def _create_abort_refusal(wait: timedelta) -> str:
 @post_only
 @login_required
 def new_game(request):
+    if is_guest(request.user):
+        return guests.refused(request)
     form = NewGameForm(request.POST)
     if not form.is_valid():
         return _render_lobby(request, form, status=400)
@@ -221,8 +228,10 @@ def new_game(request):
 
 
 @get_only
-@login_required
 def game_detail(request, game_id: int):
+    if not request.user.is_authenticated:
+        # An open game's shared link: Play as guest (games.guest_views).
+        return guest_views.visitor_game_page(request, game_id)
     game = _game_or_404(game_id, request.user)
     if "ply" in request.GET:
         return _render_replay(request, game)
@@ -351,7 +360,13 @@ def rematch(request, game_id: int):
 
 
 def _player_or_404(username: str):
-    player = get_user_model().objects.filter(username=username).first()
+    # With their guest row: the page shows their name marked (display_name).
+    player = (
+        get_user_model()
+        .objects.select_related("guest")
+        .filter(username=username)
+        .first()
+    )
     if player is None:
         raise Http404(f"There is no player called “{username}”.")
     return player
@@ -413,10 +428,6 @@ def _message_page(request, title: str, message: str, status: int):
     )
 
 
-# The account pages' URL names (the sign-up page's moves with the accounts app).
-SIGNUP_URL_NAME = "account_signup"
-
-
 @get_only
 def invitation(request, game_id: int, secret: str):
     """What the link shows: who invites, which side you get, and Join; a visitor
@@ -425,9 +436,17 @@ def invitation(request, game_id: int, secret: str):
 
 
 def _render_invitation(
-    request, game_id: int, secret: str, *, error: str | None = None, status: int = 200
+    request,
+    game_id: int,
+    secret: str,
+    *,
+    error: str | None = None,
+    status: int = 200,
+    guest_name: str | None = None,
 ):
-    """The invitation as it is now (404 unknown, 410 closed), with `error`."""
+    """The invitation as it is now (404 unknown, 410 closed), with `error`; a
+    visitor not logged in gets Play as guest (named `guest_name`, or a free
+    suggestion), beside Log in and Sign up."""
     try:
         game = services.invited_game(game_id=game_id, secret=secret)
     except InvitationNotFound as exc:
@@ -443,7 +462,6 @@ def _render_invitation(
         and Block.objects.blocks(blocker=inviter, blocked=user)
     ):
         error, status = Blocked(inviter).message, 403
-    back_here = urlencode({"next": request.path})
     context = {
         "game": game,
         "inviter": inviter,
@@ -451,10 +469,29 @@ def _render_invitation(
         "secret": secret,
         "error": error,
         "is_inviter": user.is_authenticated and user.pk == inviter.pk,
-        "login_url": f"{resolve_url(settings.LOGIN_URL)}?{back_here}",
-        "signup_url": f"{reverse(SIGNUP_URL_NAME)}?{back_here}",
     }
+    if not user.is_authenticated:
+        context |= guest_views.guest_context(
+            request,
+            action=reverse("invitation_guest", args=[game_id, secret]),
+            name=guest_name,
+        )
     return render(request, "games/invitation.html", context, status=status)
+
+
+@post_only
+def invitation_guest(request, game_id: int, secret: str):
+    """Accept the invitation as a new guest (games.guest_views); a logged-in
+    visitor is sent back to the invitation's Join."""
+    if request.user.is_authenticated:
+        return redirect("invitation", game_id, secret)
+    return guest_views.play_as_guest(
+        request,
+        join=partial(services.join_invitation, game_id=game_id, secret=secret),
+        refuse=lambda message, status, name: _render_invitation(
+            request, game_id, secret, error=message, status=status, guest_name=name
+        ),
+    )
 
 
 @post_only

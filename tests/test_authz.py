@@ -159,6 +159,25 @@ def joined(game, game_id, actor, response):
     assert response["Location"] == f"/games/{game_id}/"
 
 
+def joined_as_guest(game, game_id, actor, response):
+    """A visitor joins as a new guest; a logged-in user is sent back to the
+    page where they join as themselves, nothing changed."""
+    after = Game.objects.select_related("player_o__guest").get(pk=game_id)
+    if actor is None:
+        assert after.player_o.username == "visitor"
+        assert after.player_o.guest is not None
+        assert after.status == GameStatus.IN_PROGRESS
+        assert response["Location"] == f"/games/{game_id}/"
+    else:
+        assert (after.status, after.player_o) == (GameStatus.WAITING, None)
+        secret = getattr(game, "invitation", None)
+        assert response["Location"] == (
+            f"/invitations/{game_id}/{secret.secret}/"
+            if secret
+            else f"/games/{game_id}/"
+        )
+
+
 def blocked_bob(game, game_id, actor, response):
     assert list(Block.objects.values_list("blocker", "blocked")) == [
         (actor.pk, game_id)
@@ -345,6 +364,22 @@ CASES = [
         "/invitations/{id}/{secret}/join/",
         {},
         _players_only(BLOCKED, OWN_OPEN_GAME, BLOCKED),
+    ),
+    Case(
+        "play an invitation as a guest",
+        invitation,
+        "/invitations/{id}/{secret}/guest/",
+        {"name": "visitor"},
+        _players_only(OK, OK, OK, anonymous=OK),
+        joined_as_guest,
+    ),
+    Case(
+        "play an open game as a guest",
+        open_game,
+        "/games/{id}/guest/",
+        {"name": "visitor"},
+        _players_only(OK, OK, OK, anonymous=OK),
+        joined_as_guest,
     ),
     Case(
         # The "game" is bob's user id: the effect checks the Block row.

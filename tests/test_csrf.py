@@ -37,6 +37,8 @@ ROUTES = [
     Route("rematch", "alice", "/", "finished game"),
     Route("new invitation", "alice", "/", "nothing"),
     Route("join invitation", "bob", "/", "invitation"),
+    Route("guest invitation", None, "/accounts/login/", "invitation"),
+    Route("guest open game", None, "/accounts/login/", "open game"),
     Route("block", "alice", "/players/bob/", "nothing"),
     Route("unblock", "alice", "/players/bob/", "block"),
     Route("logout", "alice", "/", "nothing"),
@@ -79,6 +81,11 @@ def _prepare(route: Route, users: dict) -> tuple[str, dict]:
             f"/invitations/{game_id}/{secret}/join/",
             {},
         ),
+        "guest invitation": (
+            f"/invitations/{game_id}/{secret}/guest/",
+            {"name": "newguest"},
+        ),
+        "guest open game": (f"/games/{game_id}/guest/", {"name": "newguest"}),
         "block": ("/players/bob/block/", {}),
         "unblock": ("/players/bob/unblock/", {}),
         "logout": ("/accounts/logout/", {}),
@@ -184,7 +191,7 @@ def test_post_with_a_valid_token_works(users, route):
     assert response.status_code == 302
     if route.name in ("new", "rematch", "new invitation"):
         assert Game.objects.count() == games_before + 1
-    if route.name == "join invitation":
+    if route.name in ("join invitation", "guest invitation", "guest open game"):
         assert Game.objects.get().status == "in_progress"
     if route.name in ("block", "unblock"):
         assert Block.objects.exists() == (route.name == "block")

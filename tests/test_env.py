@@ -283,7 +283,7 @@ def test_the_table_is_read():
     assert DOCUMENTED["PORT"] == "number"
     assert DOCUMENTED["HOST"] == "text"
     assert DOCUMENTED["TASK_POLL_SECONDS"] == "number"
-    assert len(DOCUMENTED) == 67
+    assert len(DOCUMENTED) == 68
 
 
 def load_settings(monkeypatch, **env: str) -> dict:

@@ -262,8 +262,13 @@ AUTH_PASSWORD_VALIDATORS = [
 ]
 
 # allauth's backend logs in by username in any casing (accounts/); ModelBackend
-# stays for the sessions it started and for the admin.
+# stays for the sessions it started and for the admin. Both as accounts.backends
+# subclass them: the signed-in user loads with whether they are a guest. The
+# last two keep the sessions started before that signed in; they log nobody in
+# (accounts.backends).
 AUTHENTICATION_BACKENDS = [
+    "accounts.backends.ModelBackend",
+    "accounts.backends.AuthenticationBackend",
     "django.contrib.auth.backends.ModelBackend",
     "allauth.account.auth_backends.AuthenticationBackend",
 ]
@@ -414,6 +419,10 @@ GAMES_MAX_UNSTARTED_PER_OPPONENT = env_int(
 # every lobby, so creating and aborting in a loop is slowed down here.
 GAMES_CREATE_ABORT_LIMIT = env_int("GAMES_CREATE_ABORT_LIMIT", 30, minimum=0)
 GAMES_CREATE_ABORT_WINDOW = timedelta(minutes=10)
+# How many guest accounts one client address (an IPv6 /64 counts as one) may
+# make per GAMES_GUEST_CREATE_WINDOW (accounts.guests; 0: no limit).
+GAMES_GUEST_CREATE_LIMIT = env_int("GAMES_GUEST_CREATE_LIMIT", 10, minimum=0)
+GAMES_GUEST_CREATE_WINDOW = timedelta(hours=1)
 
 CSRF_FAILURE_VIEW = "games.errors.csrf_failure"
 

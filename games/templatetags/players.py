@@ -1,8 +1,12 @@
 """{{ user|player_name }}: a player's name as every page shows it;
 {% player_link user %}: that name linked to their page;
+{{ user|is_guest }}: whether they are a guest; {% guest_refusal %}: what a
+guest reads where a page offers them nothing;
 {% blocked_players_of user %}: whom they blocked."""
 
 from django import template
+
+from accounts import guests
 
 from .. import presentation
 from ..models import Block
@@ -14,6 +18,17 @@ register = template.Library()
 def player_name(user) -> str:
     """ "alice", or "alice (closed)" for a closed account."""
     return presentation.name(user)
+
+
+@register.filter
+def is_guest(user) -> bool:
+    """Whether `user` is a guest (accounts.guests): what the pages hide."""
+    return guests.is_guest(user)
+
+
+@register.simple_tag
+def guest_refusal() -> str:
+    return guests.GUEST_REFUSAL
 
 
 @register.inclusion_tag("games/snippets/player_link.html")

@@ -206,6 +206,7 @@ ROUTES = [
     ("POST", "/games/new/"),
     ("POST", "/games/{id}/move/"),
     ("POST", "/games/{id}/join/"),
+    ("POST", "/games/{id}/guest/"),
     ("POST", "/games/{id}/forfeit/"),
     ("POST", "/games/{id}/abort/"),
     ("POST", "/games/{id}/rematch/"),
@@ -225,6 +226,7 @@ ROUTES = [
     # Literal secrets and usernames: links that never existed, unknown players.
     ("GET", "/invitations/{id}/<str:secret>/"),
     ("POST", "/invitations/{id}/<str:secret>/join/"),
+    ("POST", "/invitations/{id}/<str:secret>/guest/"),
     ("POST", "/players/<str:username>/block/"),
     ("POST", "/players/<str:username>/unblock/"),
     ("GET", "/admin/games/block/"),
