@@ -236,14 +236,16 @@ def test_a_guest_plays_and_rematches_but_starts_no_game(guest_game, alice):
     ],
 )
 def test_a_guest_adds_no_address_sets_no_password_takes_no_data(guest_game, path):
+    """Each sends the guest to keep the account first (accounts.guests)."""
     client, _ = guest_game
     for response in (
         client.get(path),
         client.post(path, {"email": "bob@example.com", "action_add": "1"}),
     ):
-        assert response.status_code == 403
-        assert "Keep this account" in text(response)
+        assert response.status_code == 302
+        assert response["Location"] == "/accounts/keep/"
     assert not get_user_model().objects.get(username="bob-guest").email
+    assert not EmailAddress.objects.exists()
 
 
 def test_a_guest_accepts_another_invitation(guest_game, carol):
