@@ -16,13 +16,12 @@ from django.core.exceptions import PermissionDenied
 
 def _user_with_guest(backend, user_id):
     """ModelBackend.get_user, with the guest row (or its absence) loaded."""
-    user = (
-        get_user_model()
-        ._default_manager.select_related("guest")
-        .filter(pk=user_id)
-        .first()
-    )
-    return user if user is not None and backend.user_can_authenticate(user) else None
+    users = get_user_model()._default_manager.select_related("guest")
+    try:
+        user = users.get(pk=user_id)  # get(), not first(): no ORDER BY to build
+    except users.model.DoesNotExist:
+        return None
+    return user if backend.user_can_authenticate(user) else None
 
 
 class ModelBackend(backends.ModelBackend):
