@@ -67,9 +67,15 @@ SUGGESTION_TRIES = 5
 
 def is_guest(user) -> bool:
     """Whether `user` is a guest. No query for users loaded with their guest
-    row: the signed-in user (accounts.backends) and the players of the game
-    pages and lists (games.models)."""
-    return user.is_authenticated and hasattr(user, "guest")
+    row (the players of the game pages and lists, games.models), nor for an
+    account with a usable password, which no guest has: of the signed-in
+    users, only a guest costs one, once per request."""
+    if not user.is_authenticated:
+        return False
+    loaded = user._meta.get_field("guest").is_cached(user)
+    if not loaded and user.has_usable_password():
+        return False
+    return hasattr(user, "guest")
 
 
 def suggest_name() -> str:

@@ -9,10 +9,8 @@ import re
 from types import SimpleNamespace
 
 import pytest
-from allauth.account.auth_backends import AuthenticationBackend
 from allauth.account.models import EmailAddress
 from django.contrib.auth import get_user_model
-from django.contrib.auth.backends import ModelBackend
 from django.core import mail
 from django.db import IntegrityError, connection, transaction
 from django.test import Client
@@ -247,41 +245,3 @@ def test_the_migration_copies_addresses_unconfirmed(db):
     migration.copy_email_addresses(apps, schema_editor())
     assert addresses() == {("dora", "dora@example.com", False)}
     assert EmailAddress.objects.get().primary
-
-
-@pytest.mark.parametrize(
-    "backend",
-    [
-        "django.contrib.auth.backends.ModelBackend",
-        "allauth.account.auth_backends.AuthenticationBackend",
-    ],
-)
-def test_a_session_from_before_the_guest_backends_stays_signed_in(alice, backend):
-    """Sessions started before accounts.backends name Django's or allauth's
-    backend: they stay signed in after the upgrade."""
-    client = Client()
-    client.force_login(alice, backend=backend)
-    response = client.get("/")
-    assert response.status_code == 200
-    assert "Signed in as <strong>alice</strong>" in response.text
-
-
-def test_a_failed_login_asks_the_two_login_backends_and_no_more(alice, monkeypatch):
-    """The backends listed for old sessions log nobody in: a wrong password
-    is checked by accounts.backends' two, as it was by Django's and allauth's."""
-    checked = []
-    for backend in (ModelBackend, AuthenticationBackend):
-
-        def spy(self, *args, _original=backend.authenticate, **kwargs):
-            checked.append(f"{type(self).__module__}.{type(self).__name__}")
-            return _original(self, *args, **kwargs)
-
-        monkeypatch.setattr(backend, "authenticate", spy)
-    response = Client().post(
-        "/accounts/login/", {"login": "alice", "password": "wrong password"}
-    )
-    assert response.status_code == 400
-    assert checked == [
-        "accounts.backends.ModelBackend",
-        "accounts.backends.AuthenticationBackend",
-    ]

@@ -262,13 +262,8 @@ AUTH_PASSWORD_VALIDATORS = [
 ]
 
 # allauth's backend logs in by username in any casing (accounts/); ModelBackend
-# stays for the sessions it started and for the admin. Both as accounts.backends
-# subclass them: the signed-in user loads with whether they are a guest. The
-# last two keep the sessions started before that signed in; they log nobody in
-# (accounts.backends).
+# stays for the sessions it started and for the admin.
 AUTHENTICATION_BACKENDS = [
-    "accounts.backends.ModelBackend",
-    "accounts.backends.AuthenticationBackend",
     "django.contrib.auth.backends.ModelBackend",
     "allauth.account.auth_backends.AuthenticationBackend",
 ]

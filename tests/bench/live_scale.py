@@ -85,7 +85,7 @@ for username, count in WANTED:
     for _ in range(count):
         session = SessionStore()
         session[SESSION_KEY] = str(user.pk)
-        session[BACKEND_SESSION_KEY] = "accounts.backends.ModelBackend"
+        session[BACKEND_SESSION_KEY] = "django.contrib.auth.backends.ModelBackend"
         session[HASH_SESSION_KEY] = user.get_session_auth_hash()
         session.create()
         keys[username].append(session.session_key)

@@ -242,7 +242,7 @@ for name in ("alice", "bob", "carol"):
     users[name] = get_user_model().objects.create_user(name)
     session = SessionStore()
     session[SESSION_KEY] = str(users[name].pk)
-    session[BACKEND_SESSION_KEY] = "accounts.backends.ModelBackend"
+    session[BACKEND_SESSION_KEY] = "django.contrib.auth.backends.ModelBackend"
     session[HASH_SESSION_KEY] = users[name].get_session_auth_hash()
     session.create()
     sessions[name] = session.session_key

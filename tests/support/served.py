@@ -263,7 +263,7 @@ for username in USERNAMES:
     user, _ = get_user_model().objects.get_or_create(username=username)
     session = SessionStore()
     session[SESSION_KEY] = str(user.pk)
-    session[BACKEND_SESSION_KEY] = "accounts.backends.ModelBackend"
+    session[BACKEND_SESSION_KEY] = "django.contrib.auth.backends.ModelBackend"
     session[HASH_SESSION_KEY] = user.get_session_auth_hash()
     session.create()
     keys[username] = session.session_key
