@@ -4,6 +4,7 @@ user and route; the id from a trusted proxy's X-Request-ID or made fresh,
 echoed in the response and carried by a queued email to the worker's lines.
 Checked by parsing the lines, in-process and from a served app's output."""
 
+import contextlib
 import http.client
 import io
 import json
@@ -283,9 +284,10 @@ def request(port: int, path: str, session: str, request_id: str):
     return connection_, connection_.getresponse()
 
 
-@pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
-def test_the_served_app_writes_only_json_lines(backend, tmp_path):
-    log_path = tmp_path / "server.log"
+@contextlib.contextmanager
+def json_logging_server(backend, log_path: Path):
+    """One app host behind a trusted proxy, writing JSON lines to `log_path`;
+    its port."""
     with (
         log_path.open("w") as log,
         hosts.serving(
@@ -297,6 +299,13 @@ def test_the_served_app_writes_only_json_lines(backend, tmp_path):
         ) as (ports, _),
     ):
         (port,) = ports
+        yield port
+
+
+@pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
+def test_the_served_app_writes_only_json_lines(backend, tmp_path):
+    log_path = tmp_path / "server.log"
+    with json_logging_server(backend, log_path) as port:
         sessions, game_versions = hosts.games(backend, 1)
         (game_id,) = game_versions
         users = user_ids(backend)
@@ -338,17 +347,7 @@ def test_behind_readmes_nginx_the_proxys_id_names_the_request(backend, tmp_path)
     if not Path(fleet.NGINX).exists():
         fleet.unavailable("needs nginx: sudo apt-get install nginx-light")
     log_path = tmp_path / "server.log"
-    with (
-        log_path.open("w") as log,
-        hosts.serving(
-            backend,
-            1,
-            log=log,
-            DJANGO_LOG_FORMAT="json",
-            DJANGO_TRUSTED_PROXY_COUNT="1",
-        ) as (ports, _),
-    ):
-        (port,) = ports
+    with json_logging_server(backend, log_path) as port:
         nginx = fleet.Nginx(tmp_path / "nginx", [f"127.0.0.1:{port}"] * 3)
         nginx.start()
         try:
