@@ -29,6 +29,8 @@ from django.core.cache.backends.base import DEFAULT_TIMEOUT
 from django.http import HttpResponse
 from django.middleware.csrf import get_token
 from django.template.loader import render_to_string
+from django.utils.timezone import get_current_timezone_name
+from django.utils.translation import get_language
 
 from accounts.guests import is_guest
 
@@ -93,6 +95,8 @@ def render_cached(
     cache's default if not given); the request's CSRF token in."""
     token = get_token(request)
     pages = caches["pages"]
+    # The same page in another language or time zone is another page.
+    key = f"{get_language()}|{get_current_timezone_name()}|{key}"
     html = pages.get(key)
     if html is None:
         html = render_to_string(

@@ -94,6 +94,7 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
@@ -272,9 +273,25 @@ LOGIN_URL = "account_login"
 LOGIN_REDIRECT_URL = "lobby"
 LOGOUT_REDIRECT_URL = "account_login"
 
-LANGUAGE_CODE = "en-us"
-TIME_ZONE = "UTC"
+# Languages the site ships complete (README, "Languages"). The browser's
+# Accept-Language picks one at first; the language menu (Django's set_language)
+# sets the cookie, and a player's choice is saved on their account. URLs carry
+# no language prefix, so a shared link works in every language.
+LANGUAGE_CODE = "en"
+LANGUAGES = [
+    ("en", "English"),
+    ("fr", "Français"),
+    ("de", "Deutsch"),
+    ("es", "Español"),
+    ("pt-br", "Português (Brasil)"),
+    ("ar", "العربية"),
+]
+# The project's own catalog: the messages of templates/ (each app keeps its own
+# in <app>/locale/).
+LOCALE_PATHS = [BASE_DIR / "tictactoe_site" / "locale"]
 USE_I18N = True
+# Times are stored in UTC and shown in the viewer's zone, named.
+TIME_ZONE = "UTC"
 USE_TZ = True
 
 STATIC_URL = "static/"

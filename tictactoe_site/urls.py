@@ -6,6 +6,8 @@ from django.urls import include, path
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("accounts/", include("accounts.urls")),
+    # The language menu posts to set_language (no language prefix in URLs).
+    path("i18n/", include("django.conf.urls.i18n")),
     path("", include("games.urls")),
 ]
 
