@@ -11,6 +11,8 @@ from allauth.account.models import EmailAddress
 from django import forms
 from django.conf import settings
 from django.core.exceptions import PermissionDenied
+from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 
 from . import account_mail, usernames
 from .client import client_ip
@@ -19,13 +21,15 @@ from .mfa_adapter import send_notice
 logger = logging.getLogger(__name__)
 
 
-def pause_text(what: str) -> str:
+def pause_text() -> str:
     minutes = settings.LOGIN_COOLOFF_MINUTES
-    return (
-        f"Too many {what} for this account or from your network, so they are "
-        f"paused for {minutes} minute{'s' if minutes != 1 else ''}. "
-        "Please wait and try again."
-    )
+    return ngettext(
+        "Too many failed logins for this account or from your network, so they "
+        "are paused for %(minutes)d minute. Please wait and try again.",
+        "Too many failed logins for this account or from your network, so they "
+        "are paused for %(minutes)d minutes. Please wait and try again.",
+        minutes,
+    ) % {"minutes": minutes}
 
 
 def confirmed_by_someone_else(address: EmailAddress) -> bool:
@@ -40,7 +44,7 @@ class AccountAdapter(DefaultAccountAdapter):
     def get_client_ip(self, request) -> str:
         ip = client_ip(request)
         if ip is None:
-            raise PermissionDenied("Unable to determine the client's address.")
+            raise PermissionDenied(_("Unable to determine the client's address."))
         return ip
 
     def _get_login_attempts_cache_key(self, request, **credentials) -> str:
@@ -55,7 +59,7 @@ class AccountAdapter(DefaultAccountAdapter):
 
     def validation_error(self, code: str, *args):
         if code == "too_many_login_attempts":
-            return forms.ValidationError(pause_text("failed logins"), code=code)
+            return forms.ValidationError(pause_text(), code=code)
         return super().validation_error(code, *args)
 
     def clean_username(self, username: str, shallow: bool = False) -> str:

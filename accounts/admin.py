@@ -8,6 +8,8 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.admin import UserAdmin
 from django.urls import reverse
 from django.utils.html import format_html
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy, ngettext
 
 from games import presentation
 from games.models import PlayerRecord, PlayerResult
@@ -21,11 +23,11 @@ admin.site.unregister(User)
 
 
 class ClosedAccountFilter(admin.SimpleListFilter):
-    title = "account"
+    title = gettext_lazy("account")
     parameter_name = "account"
 
     def lookups(self, request, model_admin):
-        return [("open", "Open"), ("closed", "Closed")]
+        return [("open", _("Open")), ("closed", _("Closed"))]
 
     def queryset(self, request, queryset):
         if self.value() == "closed":
@@ -38,11 +40,11 @@ class ClosedAccountFilter(admin.SimpleListFilter):
 class GuestFilter(admin.SimpleListFilter):
     """Guest accounts (accounts.guests) apart from the others."""
 
-    title = "guest"
+    title = gettext_lazy("guest")
     parameter_name = "guest"
 
     def lookups(self, request, model_admin):
-        return [("yes", "Guests"), ("no", "Accounts")]
+        return [("yes", _("Guests")), ("no", _("Accounts"))]
 
     def queryset(self, request, queryset):
         if self.value() == "yes":
@@ -58,35 +60,49 @@ class PlayerAdmin(UserAdmin):
     add_form = AdminUserCreationForm
     form = AdminUserChangeForm
     readonly_fields = [*UserAdmin.readonly_fields, "games_record"]
-    fieldsets = [*UserAdmin.fieldsets, ("Games", {"fields": ["games_record"]})]
+    fieldsets = [
+        *UserAdmin.fieldsets,
+        (gettext_lazy("Games"), {"fields": ["games_record"]}),
+    ]
     list_display = [*UserAdmin.list_display, "account_closed", "is_guest"]
     list_filter = [ClosedAccountFilter, GuestFilter, *UserAdmin.list_filter]
     list_select_related = ["guest"]
 
-    @admin.display(description="Guest", boolean=True)
+    @admin.display(description=gettext_lazy("Guest"), boolean=True)
     def is_guest(self, obj) -> bool:
         return guests.is_guest(obj)
 
-    @admin.display(description="Closed", boolean=True, ordering="is_active")
+    @admin.display(
+        description=gettext_lazy("Closed"), boolean=True, ordering="is_active"
+    )
     def account_closed(self, obj) -> bool:
         return not obj.is_active
 
-    @admin.display(description="Record")
+    @admin.display(description=gettext_lazy("Record"))
     def games_record(self, obj) -> str:
         if obj.pk is None:
             return "-"
         total = PlayerRecord.objects.record_of(obj).total
         streak = presentation.streak_text(PlayerResult.objects.streak(obj))
-        return format_html(
-            "{} played: {} won, {} lost ({} by forfeit), {} drawn. "
-            'Current streak: {}. <a href="{}">Player page</a>',
+        summary = ngettext(
+            "%(played)d played: %(won)d won, %(lost)d lost (%(forfeits)d by "
+            "forfeit), %(drawn)d drawn. Current streak: %(streak)s.",
+            "%(played)d played: %(won)d won, %(lost)d lost (%(forfeits)d by "
+            "forfeit), %(drawn)d drawn. Current streak: %(streak)s.",
             total.played,
-            total.wins,
-            total.all_losses,
-            total.forfeits,
-            total.draws,
-            streak,
+        ) % {
+            "played": total.played,
+            "won": total.wins,
+            "lost": total.all_losses,
+            "forfeits": total.forfeits,
+            "drawn": total.draws,
+            "streak": streak,
+        }
+        return format_html(
+            '{} <a href="{}">{}</a>',
+            summary,
             reverse("player_detail", args=[obj.get_username()]),
+            _("Player page"),
         )
 
 

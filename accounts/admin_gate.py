@@ -15,8 +15,9 @@ from django.contrib import messages
 from django.contrib.admin.apps import AdminConfig
 from django.contrib.admin.sites import AdminSite
 from django.shortcuts import redirect
+from django.utils.translation import gettext_lazy as _
 
-SET_UP_FIRST = (
+SET_UP_FIRST = _(
     "Staff open the admin only with a second factor: set up an authenticator app "
     "or a passkey here, then open the admin again."
 )

@@ -9,10 +9,17 @@ from django import forms
 from django.contrib.auth import forms as auth_forms
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
+from django.utils.translation import gettext_lazy as _
 
 from . import usernames
 
-WRONG_PASSWORD = "That is not your current password."
+WRONG_PASSWORD = _("That is not your current password.")
+JUST_TAKEN = _("That username was just taken: choose another.")
+# The optional address of sign-up and of keeping a guest account.
+EMAIL_LABEL = _("Email address (optional)")
+EMAIL_HELP = _(
+    "Only used, once you confirm it, to send you a password-reset link; nobody sees it."
+)
 
 
 def check_password(user, password: str) -> None:
@@ -43,11 +50,8 @@ class SignupForm(allauth_forms.SignupForm):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         email = self.fields["email"]
-        email.label = "Email address (optional)"
-        email.help_text = (
-            "Only used, once you confirm it, to send you a password-reset link; "
-            "nobody sees it."
-        )
+        email.label = EMAIL_LABEL
+        email.help_text = EMAIL_HELP
 
     def try_save(self, request):
         """The account and its address in one transaction; a username that a
@@ -56,7 +60,7 @@ class SignupForm(allauth_forms.SignupForm):
             with transaction.atomic():
                 return super().try_save(request)
         except IntegrityError:
-            self.add_error("username", "That username was just taken: choose another.")
+            self.add_error("username", JUST_TAKEN)
             raise UsernameJustTaken() from None
 
 
@@ -88,7 +92,7 @@ class ResetPasswordForm(allauth_forms.ResetPasswordForm):
 
 class CloseAccountForm(forms.Form):
     password = forms.CharField(
-        label="Your current password",
+        label=_("Your current password"),
         strip=False,
         widget=forms.PasswordInput(attrs={"autocomplete": "current-password"}),
     )
@@ -105,7 +109,7 @@ class CloseAccountForm(forms.Form):
 
 class TurnEmailForm(forms.Form):
     enabled = forms.BooleanField(
-        required=False, label="Email me when a game has waited on my move"
+        required=False, label=_("Email me when a game has waited on my move")
     )
 
 

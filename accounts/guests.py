@@ -27,13 +27,15 @@ from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.shortcuts import redirect, render
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy, ngettext
 
 from . import rate_limits, refusals, usernames
 from .client import client_ip
 from .models import Guest
 
 # What a refused guest reads (403), on every page a guest may not use.
-GUEST_REFUSAL = (
+GUEST_REFUSAL = gettext_lazy(
     "Guests can play the games they joined and their rematches, watch, block "
     "and accept links. Keep this account (choose a password) to start games, "
     "add an email address or download your data."
@@ -156,11 +158,13 @@ def creation_wait(request) -> timedelta | None:
 def creation_refusal(wait: timedelta) -> str:
     limit = settings.GAMES_GUEST_CREATE_LIMIT
     window = refusals.wait_text(settings.GAMES_GUEST_CREATE_WINDOW)
-    return (
-        f"{limit} guest account{'s were' if limit != 1 else ' was'} made from your "
-        f"network in the last {window}. "
-        f"Please wait {refusals.wait_text(wait)} and try again, or log in."
-    )
+    return ngettext(
+        "%(count)d guest account was made from your network in the last "
+        "%(window)s. Please wait %(wait)s and try again, or log in.",
+        "%(count)d guest accounts were made from your network in the last "
+        "%(window)s. Please wait %(wait)s and try again, or log in.",
+        limit,
+    ) % {"count": limit, "window": window, "wait": refusals.wait_text(wait)}
 
 
 # -- what guests may not do -------------------------------------------------------
@@ -171,7 +175,7 @@ def refused(request):
     return render(
         request,
         "error.html",
-        {"title": "Not for guests", "message": GUEST_REFUSAL},
+        {"title": _("Not for guests"), "message": GUEST_REFUSAL},
         status=403,
     )
 

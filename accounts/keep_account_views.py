@@ -13,17 +13,19 @@ from django.contrib.auth import update_session_auth_hash
 from django.contrib.auth.decorators import login_required
 from django.db import IntegrityError
 from django.shortcuts import redirect, render
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from . import usernames
+from .forms import EMAIL_HELP, EMAIL_LABEL, JUST_TAKEN
 from .guests import is_guest
 from .keep_account import NotAGuest, keep_account
 from .views import account_methods, refused_status
 
-NOT_A_GUEST = (
+NOT_A_GUEST = gettext_lazy(
     "This account is not a guest account: it has a password, and its name can "
     "no longer be changed."
 )
-JUST_TAKEN = "That username was just taken: choose another."
 
 
 class KeepAccountForm(allauth_forms.SetPasswordForm):
@@ -32,17 +34,17 @@ class KeepAccountForm(allauth_forms.SetPasswordForm):
     email page (allauth's AddEmailForm: confirmed through its mailed link)."""
 
     username = forms.CharField(
-        label="Username",
+        label=gettext_lazy("Username"),
         max_length=150,
-        help_text="Keep your guest name, or choose another now: it cannot be "
-        "changed later.",
+        help_text=gettext_lazy(
+            "Keep your guest name, or choose another now: it cannot be changed later."
+        ),
         widget=forms.TextInput(attrs={"autocomplete": "username"}),
     )
     email = forms.EmailField(
-        label="Email address (optional)",
+        label=EMAIL_LABEL,
         required=False,
-        help_text="Only used, once you confirm it, to send you a password-reset "
-        "link; nobody sees it.",
+        help_text=EMAIL_HELP,
     )
     field_order = ["username", "email", "password1", "password2"]
 
@@ -85,7 +87,7 @@ def keep(request):
         return render(
             request,
             "error.html",
-            {"title": "Not a guest account", "message": NOT_A_GUEST},
+            {"title": _("Not a guest account"), "message": NOT_A_GUEST},
             status=403,
         )
     form = KeepAccountForm(data=request.POST or None, user=request.user)
@@ -102,7 +104,7 @@ def keep(request):
                 return render(
                     request,
                     "error.html",
-                    {"title": "Not a guest account", "message": NOT_A_GUEST},
+                    {"title": _("Not a guest account"), "message": NOT_A_GUEST},
                     status=403,
                 )
             except IntegrityError:
@@ -115,8 +117,11 @@ def keep(request):
                     form.email_form.save(request)
                 messages.success(
                     request,
-                    f"The account “{account.get_username()}” is yours: log in with "
-                    "its name and your password from now on.",
+                    _(
+                        "The account “%(username)s” is yours: log in with its "
+                        "name and your password from now on."
+                    )
+                    % {"username": account.get_username()},
                 )
                 return redirect("account_change_password")
         status = refused_status(form)

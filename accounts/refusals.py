@@ -14,28 +14,52 @@ from datetime import timedelta
 from allauth.account import app_settings
 from allauth.mfa import app_settings as mfa_settings
 from django.shortcuts import render
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy, ngettext
 
-# The account pages that can answer 429 (on POST): allauth's action, and what
-# it counts, for the page. Actions of allauth.mfa are in MFA_ACTIONS.
+# The account pages that can answer 429 (on POST): allauth's action, and the
+# page's sentence saying what it counts. Actions of allauth.mfa are in
+# MFA_ACTIONS.
 ACTIONS = {
-    "account_login": ("login", "login attempts from your network"),
-    "account_signup": ("signup", "sign-ups from your network"),
-    "account_reauthenticate": ("reauthenticate", "password confirmations"),
-    "account_email": ("manage_email", "changes to your email addresses"),
-    "account_change_password": ("change_password", "password changes"),
-    "account_set_password": ("change_password", "password changes"),
+    "account_login": (
+        "login",
+        gettext_lazy("Too many login attempts from your network."),
+    ),
+    "account_signup": ("signup", gettext_lazy("Too many sign-ups from your network.")),
+    "account_reauthenticate": (
+        "reauthenticate",
+        gettext_lazy("Too many password confirmations."),
+    ),
+    "account_email": (
+        "manage_email",
+        gettext_lazy("Too many changes to your email addresses."),
+    ),
+    "account_change_password": (
+        "change_password",
+        gettext_lazy("Too many password changes."),
+    ),
+    "account_set_password": (
+        "change_password",
+        gettext_lazy("Too many password changes."),
+    ),
     "account_reset_password": (
         "reset_password",
-        "password-reset requests for this address or from your network",
+        gettext_lazy(
+            "Too many password-reset requests for this address or from your network."
+        ),
     ),
     "account_reset_password_from_key": (
         "reset_password_from_key",
-        "uses of password-reset links from your network",
+        gettext_lazy("Too many uses of password-reset links from your network."),
     ),
 }
 MFA_ACTIONS = {
-    "mfa_login_webauthn": ("webauthn_login", "passkey logins from your network"),
+    "mfa_login_webauthn": (
+        "webauthn_login",
+        gettext_lazy("Too many passkey logins from your network."),
+    ),
 }
+OTHER_REQUESTS = gettext_lazy("Too many requests.")
 
 # allauth's units of a rate's window ("5/m/user", "5/15m/ip").
 UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
@@ -55,9 +79,13 @@ def wait_text(wait: timedelta) -> str:
     """Like "40 seconds", "1 minute", "15 minutes": rounded up, never shorter."""
     seconds = math.ceil(wait.total_seconds())
     if seconds < 60:
-        return f"{seconds} second{'s' if seconds != 1 else ''}"
+        return ngettext("%(count)d second", "%(count)d seconds", seconds) % {
+            "count": seconds
+        }
     minutes = math.ceil(seconds / 60)
-    return f"{minutes} minute{'s' if minutes != 1 else ''}"
+    return ngettext("%(count)d minute", "%(count)d minutes", minutes) % {
+        "count": minutes
+    }
 
 
 def retry_after(wait: timedelta) -> str:
@@ -65,16 +93,22 @@ def retry_after(wait: timedelta) -> str:
     return str(math.ceil(wait.total_seconds()))
 
 
-def too_many(request, *, what: str, wait: timedelta | None):
-    """The 429 page: what was counted, the wait (also as Retry-After)."""
+def too_many(request, *, refusal: str, wait: timedelta | None):
+    """The 429 page: `refusal`, the sentence that says what was counted; the
+    wait (also as Retry-After)."""
     if wait is None:
-        message = f"Too many {what}. Please wait a little and try again."
+        message = _("%(refusal)s Please wait a little and try again.") % {
+            "refusal": refusal
+        }
     else:
-        message = f"Too many {what}. Please wait {wait_text(wait)} and try again."
+        message = _("%(refusal)s Please wait %(wait)s and try again.") % {
+            "refusal": refusal,
+            "wait": wait_text(wait),
+        }
     response = render(
         request,
         "error.html",
-        {"title": "Too many requests", "message": message},
+        {"title": _("Too many requests"), "message": message},
         status=429,
     )
     if wait is not None:
@@ -86,9 +120,9 @@ def too_many_requests(request):
     """The 429 page of allauth's limits (tictactoe_site.urls.handler429)."""
     name = request.resolver_match.url_name if request.resolver_match else None
     if name in MFA_ACTIONS:
-        action, what = MFA_ACTIONS[name]
+        action, refusal = MFA_ACTIONS[name]
         rates = mfa_settings.RATE_LIMITS.get(action)
     else:
-        action, what = ACTIONS.get(name, (None, "requests"))
+        action, refusal = ACTIONS.get(name, (None, OTHER_REQUESTS))
         rates = app_settings.RATE_LIMITS.get(action) if action else None
-    return too_many(request, what=what, wait=window(rates) if rates else None)
+    return too_many(request, refusal=refusal, wait=window(rates) if rates else None)

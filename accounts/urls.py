@@ -7,6 +7,7 @@ from allauth.mfa.recovery_codes import views as recovery_views
 from allauth.mfa.totp import views as totp_views
 from allauth.mfa.webauthn import views as webauthn_views
 from django.urls import path, re_path
+from django.utils.translation import gettext_lazy as _
 
 from games.http import allow_methods, get_only
 
@@ -14,7 +15,7 @@ from . import keep_account_views, privacy_views, views
 from .guests import keep_first
 from .views import account_page
 
-logout = allow_methods("POST", hint="Use the Log out button at the top.")(
+logout = allow_methods("POST", hint=_("Use the Log out button at the top."))(
     keep_account_views.logout_warning_for_guests(allauth_views.logout)
 )
 

@@ -24,11 +24,14 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, connections
 from django.db.models.signals import post_init, post_save, pre_save
 from django.dispatch import receiver
+from django.utils.translation import gettext_lazy as _
 
 from .models import KEY_MAX_LENGTH, UsernameKey
 
-TAKEN = "A user with that username already exists."  # allauth's and Django's
-TOO_LONG = "That username is too long."
+# Django's own message (django.contrib.auth), which allauth shows too: their
+# catalogs translate it.
+TAKEN = _("A user with that username already exists.")
+TOO_LONG = _("That username is too long.")
 
 
 def username_key(name: str) -> str:

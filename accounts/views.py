@@ -10,6 +10,8 @@ from django.contrib.auth.decorators import login_required
 from django.core import signing
 from django.shortcuts import redirect, render
 from django.template.response import TemplateResponse
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from django.views.decorators.csrf import csrf_exempt
 
 from games.http import allow_methods, post_only
@@ -17,7 +19,9 @@ from games.http import allow_methods, post_only
 from . import services, turn_emails
 from .forms import CloseAccountForm, TurnEmailForm, UsernameJustTaken
 
-account_methods = allow_methods("GET", "POST", hint="Use the form on the page.")
+account_methods = allow_methods(
+    "GET", "POST", hint=gettext_lazy("Use the form on the page.")
+)
 
 
 def refused_status(form) -> int:
@@ -77,7 +81,9 @@ def close_account(request):
             services.close_account(user=request.user)
             logout(request)
             messages.success(
-                request, f"The account “{username}” is closed. Thank you for playing."
+                request,
+                _("The account “%(username)s” is closed. Thank you for playing.")
+                % {"username": username},
             )
             # The home page (which sends a visitor on to the login page): a
             # redirect straight to the login page reads as "log in first".
@@ -97,9 +103,11 @@ def turn_email_settings(request):
             request,
             "error.html",
             {
-                "title": "No confirmed email address",
-                "message": "Confirm an email address first: the emails go only "
-                "to a confirmed address.",
+                "title": _("No confirmed email address"),
+                "message": _(
+                    "Confirm an email address first: the emails go only "
+                    "to a confirmed address."
+                ),
             },
             status=400,
         )
@@ -109,9 +117,9 @@ def turn_email_settings(request):
     turn_emails.set_turn_emails(user=request.user, enabled=enabled)
     messages.success(
         request,
-        "You will get an email when a game has waited on your move."
+        _("You will get an email when a game has waited on your move.")
         if enabled
-        else "You will not get emails about games waiting on your move.",
+        else _("You will not get emails about games waiting on your move."),
     )
     return redirect("account_change_password")
 
@@ -129,9 +137,11 @@ def turn_email_unsubscribe(request, token):
             request,
             "error.html",
             {
-                "title": "Broken unsubscribe link",
-                "message": "This unsubscribe link is broken. Use the link in the "
-                "email as it is, or turn the emails off on your account page.",
+                "title": _("Broken unsubscribe link"),
+                "message": _(
+                    "This unsubscribe link is broken. Use the link in the "
+                    "email as it is, or turn the emails off on your account page."
+                ),
             },
             status=400,
         )
