@@ -9,6 +9,7 @@ from django.contrib.auth import get_user_model
 from django.core.cache import caches
 from django.core.management import call_command
 from django.test import Client
+from django.utils import translation
 
 from games import services
 from games.live import hub
@@ -38,6 +39,16 @@ def empty_page_cache():
     yield
     for alias in ("pages", "seen"):
         caches[alias].clear()
+
+
+@pytest.fixture(autouse=True)
+def default_language():
+    """Every test starts and ends in the default language: a request's language
+    (LocaleMiddleware) stays active in the thread after it, and would otherwise
+    carry over into the next test's mails and messages."""
+    translation.deactivate()
+    yield
+    translation.deactivate()
 
 
 @pytest.fixture
