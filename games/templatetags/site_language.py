@@ -1,6 +1,8 @@
-"""{% language_menu_next %}: where the language menu (base.html) returns to."""
+"""The language menu of base.html: {% site_languages as languages %}, the
+languages it offers; {% language_menu_next %}, where it returns to."""
 
 from django import template
+from django.conf import settings
 from django.utils.encoding import escape_uri_path
 from django.utils.http import url_has_allowed_host_and_scheme
 
@@ -9,6 +11,14 @@ register = template.Library()
 # Query parameters that name where a page sends the person next (allauth's and
 # Django's): kept only when they stay on this site.
 REDIRECT_PARAMETERS = ("next",)
+
+
+@register.simple_tag
+def site_languages() -> list[tuple[str, str]]:
+    """settings.LANGUAGES as written there: each language named in itself, in
+    every language (Django's {% get_available_languages %} translates the names
+    into the page's language: "Anglais" on a French page)."""
+    return list(settings.LANGUAGES)
 
 
 @register.simple_tag(takes_context=True)
