@@ -55,7 +55,7 @@ def test_every_response_has_its_own_csrf_token_and_it_works(csrf_client, game, a
     as_alice = csrf_client(alice)
     first, second = page(as_alice, game), page(as_alice, game)
     tokens = TOKEN.findall(text(first)), TOKEN.findall(text(second))
-    assert len(tokens[0]) == 12  # nine cells, forfeit, abort and log out
+    assert len(tokens[0]) == 13  # nine cells, forfeit, abort, log out, language
     assert len(set(tokens[0])) == 1
     assert tokens[0][0] != tokens[1][0]  # masked afresh per request
     assert "\x00" not in text(second)
@@ -315,7 +315,7 @@ def test_every_lobby_response_has_its_own_csrf_token_and_it_works(
     as_alice = csrf_client(alice)
     first, second = lobby(as_alice), lobby(as_alice)
     tokens = TOKEN.findall(first), TOKEN.findall(second)
-    assert len(tokens[0]) == 3  # new game, join game, log out
+    assert len(tokens[0]) == 4  # new game, join game, log out, language
     assert len(set(tokens[0])) == 1
     assert tokens[0][0] != tokens[1][0]  # masked afresh per request
     assert "\x00" not in second
