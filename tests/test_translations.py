@@ -358,6 +358,20 @@ def test_compiling_refuses_a_broken_placeholder(tmp_path):
     assert not (tmp_path / "django.mo").exists()
 
 
+def test_a_fuzzy_guess_with_old_placeholders_does_not_stop_compiling(tmp_path):
+    """makemessages keeps the old translation of a changed msgid as a fuzzy
+    guess; it stays out of the .mo until a translator checks it."""
+    po = tmp_path / "django.po"
+    po.write_text(
+        FR
+        + '#, fuzzy, python-format\nmsgid "%(winner)s won"\nmsgstr "%(name)s a gagné"\n'
+    )
+    assert catalogs.compile_catalog(po) == []
+    assert (
+        catalogs.message_keys(catalogs.read_compiled(tmp_path / "django.mo")) == set()
+    )
+
+
 def test_the_compiled_check_reports_a_stale_mo(tmp_path):
     po = tmp_path / "django.po"
     po.write_text(SAMPLE_PO)

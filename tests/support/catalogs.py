@@ -150,10 +150,14 @@ def gettext_tools_missing() -> list[str]:
 def makemessages(root: Path, locale_names: list[str], *, keep_pot=False) -> None:
     """`manage.py makemessages` in the checkout at root (GNU gettext needed);
     keep_pot leaves a django.pot in each catalog dir that has messages."""
-    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "tictactoe_site.settings"}
     # Without settings makemessages still runs, but ignores LOCALE_PATHS and
-    # drops the messages of templates/: development settings load without .env.
-    env.setdefault("DJANGO_DEBUG", "1")
+    # drops the messages of templates/: development settings load with nothing
+    # else set (no key, no .env in a copy), and this serves nothing.
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "tictactoe_site.settings",
+        "DJANGO_DEBUG": "1",
+    }
     subprocess.run(
         [
             sys.executable,
@@ -196,8 +200,12 @@ MO_DATE = datetime(2000, 1, 1, tzinfo=UTC)
 def compile_catalog(path: Path) -> list[str]:
     """Write the .mo beside the .po: only messages translated in full and not fuzzy
     (the others fall back to English). Returns the errors instead if babel's checks
-    (placeholders, number of plural forms) find any."""
+    (placeholders, number of plural forms) find any in those. (A fuzzy guess that
+    msgmerge made for a changed msgid often has the old placeholders: it waits.)"""
     catalog = read_catalog(path)
+    for message in messages(catalog):
+        if message.fuzzy or not is_translated(message):
+            catalog.delete(message.id, context=message.context)
     errors = [
         f"{path}: {message_name(message)}: {error}"
         for message, message_errors in catalog.check()
@@ -205,9 +213,6 @@ def compile_catalog(path: Path) -> list[str]:
     ]
     if errors:
         return errors
-    for message in list(catalog)[1:]:
-        if message.fuzzy or not is_translated(message):
-            catalog.delete(message.id, context=message.context)
     catalog.creation_date = MO_DATE
     with open(path.with_suffix(".mo"), "wb") as file:
         write_mo(file, catalog)
@@ -216,7 +221,7 @@ def compile_catalog(path: Path) -> list[str]:
 
 def main() -> int:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tictactoe_site.settings")
-    os.environ.setdefault("DJANGO_DEBUG", "1")  # reads settings only; serves nothing
+    os.environ["DJANGO_DEBUG"] = "1"  # settings without a key or .env; serves nothing
     import django
 
     django.setup()
