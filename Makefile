@@ -14,7 +14,7 @@ PORT ?= 8000
 NPM := $(shell command -v npm 2>/dev/null)
 NODE_STAMP := node_modules/.installed
 
-.PHONY: help install run release serve backup test test-sqlite test-postgres bench bench-servers lint format superuser check clean
+.PHONY: help install run release serve backup test test-sqlite test-postgres bench bench-servers lint format messages superuser check clean
 
 # Each target's line carries its description after "## ": `make help` lists them.
 help: ## this list
@@ -157,6 +157,14 @@ lint: install ## ruff check and ruff format --check
 format: install ## ruff format and ruff check --fix
 	$(VENV)/bin/ruff format .
 	$(VENV)/bin/ruff check --fix .
+
+# The translation catalogs (README, Languages; tests/support/catalogs.py): extract
+# the marked messages of every language but English into tictactoe_site/locale
+# (templates/) and each app's locale/, then compile each .po to the .mo committed
+# beside it, with babel. Extracting needs GNU gettext (apt install gettext);
+# without it this only compiles, so a fresh checkout needs only Python.
+messages: install ## update the translation catalogs from the code (needs GNU gettext), then compile them
+	$(PY) -m tests.support.catalogs
 
 check: install .env ## Django system checks and missing migrations
 	$(PY) manage.py check

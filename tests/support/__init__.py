@@ -13,6 +13,9 @@
 - `smtp_sink`: a mail relay on loopback (accepting, silent or gated).
 - `private_postgres`: a PostgreSQL server of a test's own, to stop mid-play.
 - `engines`: the `postgresql_only`/`sqlite_only` markers (hooks in conftest.py).
+- `catalogs`: the translation catalogs: what `make messages` runs (seed, extract,
+  compile with babel) and the checks of tests/test_translations.py;
+  `template_text`: the words a template shows outside the translation tags.
 
 Fixtures stay in tests/conftest.py, where pytest finds them (it registers the
 ones defined here). What each test module proves: docs/testing.md.
