@@ -16,6 +16,7 @@ A saved choice reaches a session at its next login: another browser already
 signed in keeps what it had until then (and the language cookie it set).
 """
 
+import datetime
 import functools
 import zoneinfo
 
@@ -23,7 +24,7 @@ from django.conf import settings
 from django.contrib.auth import SESSION_KEY as USER_SESSION_KEY
 from django.utils import timezone, translation
 
-from tictactoe_site.times import UTC_NAMES
+from tictactoe_site.times import UNKNOWN_ZONE_NAME, UTC_NAMES
 
 from .models import Preferences, language_codes
 
@@ -34,12 +35,13 @@ SESSION_KEY = "preferences"
 TIME_ZONE_COOKIE = "timezone"
 TIME_ZONE_COOKIE_AGE = 365 * 24 * 60 * 60
 
-# The zone of a person whose zone is not known yet: UTC, labelled "UTC", under a
-# name of its own, so that a cached page (games.page_cache keys pages by the
-# zone's name) that asks the browser for its zone is never served to someone
-# whose zone is known, even when that is UTC ("UTC", to which `zone_named`
-# brings every other name of UTC).
-UNKNOWN_ZONE = zoneinfo.ZoneInfo("Etc/UTC")
+# The zone of a person whose zone is not known yet: UTC, labelled "UTC"
+# (tictactoe_site.times), under a name of its own. The page cache keys pages by
+# the zone's name (games.page_cache): a cached page that asks the browser for its
+# zone is never served to someone whose zone is known, even when that is UTC
+# (named "UTC", as `zone_named` stores every name of UTC). ZoneInfo("Etc/UTC")
+# would not do: Django names it "UTC" too.
+UNKNOWN_ZONE = datetime.timezone(datetime.timedelta(0), UNKNOWN_ZONE_NAME)
 # Longer than any IANA name; the model's field holds this many.
 MAX_ZONE_NAME = 64
 

@@ -24,6 +24,9 @@ UTC_NAMES = frozenset(
     {"UTC", "Etc/UTC", "Etc/UCT", "UCT", "Universal", "Etc/Universal"}
     | {"Zulu", "Etc/Zulu"}
 )
+# The zone of someone whose zone is not known (accounts.preferences): UTC, and
+# labelled so.
+UNKNOWN_ZONE_NAME = "Etc/Unknown"
 # A time shown as "… ago" when no older than this; older ones as the date.
 RELATIVE_WITHIN = timedelta(days=1)
 
@@ -32,7 +35,7 @@ def zone_label(zone) -> str:
     """How a time names its zone: "UTC", or the IANA name
     ("America/Sao_Paulo", clearer than abbreviations some zones lack)."""
     name = getattr(zone, "key", None) or str(zone)
-    return "UTC" if name in UTC_NAMES else name
+    return "UTC" if name in UTC_NAMES or name == UNKNOWN_ZONE_NAME else name
 
 
 def local_text(value: datetime, format_name: str = "DATETIME_FORMAT") -> str:
