@@ -16,7 +16,6 @@ A saved choice reaches a session at its next login: another browser already
 signed in keeps what it had until then (and the language cookie it set).
 """
 
-import datetime
 import functools
 import zoneinfo
 
@@ -24,7 +23,7 @@ from django.conf import settings
 from django.contrib.auth import SESSION_KEY as USER_SESSION_KEY
 from django.utils import timezone, translation
 
-from tictactoe_site.times import UNKNOWN_ZONE_NAME, UTC_NAMES
+from tictactoe_site.times import UTC_NAMES
 
 from .models import Preferences, language_codes
 
@@ -39,9 +38,14 @@ TIME_ZONE_COOKIE_AGE = 365 * 24 * 60 * 60
 # (tictactoe_site.times), under a name of its own. The page cache keys pages by
 # the zone's name (games.page_cache): a cached page that asks the browser for its
 # zone is never served to someone whose zone is known, even when that is UTC
-# (named "UTC", as `zone_named` stores every name of UTC). ZoneInfo("Etc/UTC")
-# would not do: Django names it "UTC" too.
-UNKNOWN_ZONE = datetime.timezone(datetime.timedelta(0), UNKNOWN_ZONE_NAME)
+# ("UTC": `zone_named` stores every name of UTC and GMT so). Django names this
+# one "GMT", a name the databases' time zone functions know (the admin's date
+# filters pass it to them); ZoneInfo("Etc/UTC") would not do: Django names it
+# "UTC" too.
+UNKNOWN_ZONE = zoneinfo.ZoneInfo("Etc/GMT")
+# Names in the time zone database that are not a place's zone: the server's own
+# ("localtime", "posixrules") and one for no zone at all ("Factory").
+NOT_ZONES = frozenset({"localtime", "posixrules", "Factory"})
 # Longer than any IANA name; the model's field holds this many.
 MAX_ZONE_NAME = 64
 
@@ -53,13 +57,13 @@ def _zone_names() -> frozenset[str]:
 
 def zone_named(name: str) -> str | None:
     """The zone `name` stands for, as stored: an IANA name the system knows
-    ("UTC" for every name of UTC), or None for anything else (a path, a typo,
-    an offset such as "+03:00")."""
+    ("UTC" for every name of UTC or GMT), or None for anything else (a path,
+    a typo, an offset such as "+03:00", the server's own zone)."""
     if not isinstance(name, str) or len(name) > MAX_ZONE_NAME:
         return None
     if name in UTC_NAMES:
         return "UTC"
-    return name if name in _zone_names() else None
+    return name if name in _zone_names() and name not in NOT_ZONES else None
 
 
 def language_named(code: str) -> str | None:

@@ -19,14 +19,13 @@ from django.utils.html import format_html
 from django.utils.safestring import SafeString
 from django.utils.translation import pgettext
 
-# The names of UTC in the time zone database, each labelled "UTC".
+# The names of UTC (and of GMT, the same clock) in the time zone database, each
+# labelled "UTC".
 UTC_NAMES = frozenset(
     {"UTC", "Etc/UTC", "Etc/UCT", "UCT", "Universal", "Etc/Universal"}
-    | {"Zulu", "Etc/Zulu"}
+    | {"Zulu", "Etc/Zulu", "GMT", "Etc/GMT", "Etc/GMT+0", "Etc/GMT-0", "Etc/GMT0"}
+    | {"GMT+0", "GMT-0", "GMT0", "Greenwich", "Etc/Greenwich"}
 )
-# The zone of someone whose zone is not known (accounts.preferences): UTC, and
-# labelled so.
-UNKNOWN_ZONE_NAME = "Etc/Unknown"
 # A time shown as "… ago" when no older than this; older ones as the date.
 RELATIVE_WITHIN = timedelta(days=1)
 
@@ -35,7 +34,7 @@ def zone_label(zone) -> str:
     """How a time names its zone: "UTC", or the IANA name
     ("America/Sao_Paulo", clearer than abbreviations some zones lack)."""
     name = getattr(zone, "key", None) or str(zone)
-    return "UTC" if name in UTC_NAMES or name == UNKNOWN_ZONE_NAME else name
+    return "UTC" if name in UTC_NAMES else name
 
 
 def local_text(value: datetime, format_name: str = "DATETIME_FORMAT") -> str:
