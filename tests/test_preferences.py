@@ -234,3 +234,11 @@ def test_the_admins_date_filters_work_in_every_zone(make_user, client_for, game,
         response = as_root.get(path)
         assert response.status_code == 200
         assert f"Game {game.pk}" in response.text or "1 game" in response.text
+
+
+def test_the_data_export_holds_the_choices(alice):
+    from accounts.data_export import everything_about
+
+    Preferences.objects.create(user=alice, language="ar", time_zone="Asia/Tokyo")
+    chosen = everything_about(alice)["preferences"]
+    assert (chosen["language"], chosen["time_zone"]) == ("ar", "Asia/Tokyo")
