@@ -8,6 +8,10 @@ from them: on the request's side for the mailer, and again in the task worker,
 which the queue hands only the references (tictactoe_site.mail). So a reset or
 confirmation link exists only in the mail that leaves, never in the task table.
 
+A mail is in its recipient's language and time zone (accounts.preferences)
+when their account has them; else in the language of the request that asked
+for it (carried in the references), else settings.LANGUAGE_CODE; times in UTC.
+
 Every link starts with DJANGO_SITE_URL (settings.SITE_URL), never with the Host
 header of the request that caused the mail: allauth builds its links and its
 `current_site` from that header.
@@ -24,8 +28,13 @@ from allauth.account.utils import user_pk_to_url_str, user_username
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.urls import reverse
+from django.utils import timezone, translation
 
 from tictactoe_site.mail import built_by_worker
+from tictactoe_site.times import local_text
+
+from .models import Preferences
+from .preferences import language_named, zone_named
 
 RESET = "account/email/password_reset_key"
 CONFIRMATIONS = (
@@ -61,7 +70,14 @@ def references(template_prefix: str, email: str, context: dict) -> dict:
         # A code cannot be made again from a reference (allauth keeps it in the
         # session): login, reset and verification by code stay off.
         raise ValueError(f"{template_prefix}: a mail with a code cannot be queued.")
-    refs = {"build": "account", "template": template_prefix, "to": email}
+    refs = {
+        "build": "account",
+        "template": template_prefix,
+        "to": email,
+        # The language the mail was asked for in: the recipient's, if they
+        # have not chosen one (accounts.preferences).
+        "language": translation.get_language(),
+    }
     if context.get("email_address") is not None:
         refs["address"] = context["email_address"].pk
     elif context.get("user") is not None:
@@ -108,10 +124,44 @@ def _confirmation_link(address: EmailAddress) -> dict:
     return {"key": key, "activate_url": site_url("account_confirm_email", key)}
 
 
+def _recipient(refs: dict, user) -> int | None:
+    """The account the mail goes to: the one it is about, or for a mail about
+    no account (someone used an address already confirmed) the account that
+    confirmed the address."""
+    if user is not None:
+        return user.pk
+    return (
+        EmailAddress.objects.filter(email__iexact=refs["to"], verified=True)
+        .values_list("user_id", flat=True)
+        .first()
+    )
+
+
+def _language_and_zone(refs: dict, user) -> tuple[str, str | None]:
+    """The recipient's saved language and zone; else the language of the
+    request (the references') or the site's, and UTC."""
+    recipient = _recipient(refs, user)
+    saved = (
+        Preferences.objects.filter(user_id=recipient)
+        .values_list("language", "time_zone")
+        .first()
+        if recipient is not None
+        else None
+    )
+    language, zone = saved or ("", "")
+    language = (
+        language_named(language)
+        or language_named(refs.get("language") or "")
+        or settings.LANGUAGE_CODE
+    )
+    return language, zone_named(zone)
+
+
 def build(refs: dict):
-    """The mail `refs` stands for, with fresh links; None when what it refers
-    to changed (the account or address is gone, the address no longer the
-    account's confirmed one): then nothing is sent."""
+    """The mail `refs` stands for, with fresh links, in its recipient's
+    language and zone; None when what it refers to changed (the account or
+    address is gone, the address no longer the account's confirmed one): then
+    nothing is sent."""
     template, email = refs["template"], refs["to"]
     domain = urlsplit(settings.SITE_URL).netloc
     context = {
@@ -122,7 +172,6 @@ def build(refs: dict):
         "signup_url": site_url("account_signup"),
         "password_reset_url": site_url("account_reset_password"),
         **refs["values"],
-        **{name: datetime.fromisoformat(v) for name, v in refs["times"].items()},
     }
     if "address" in refs:
         address = (
@@ -147,5 +196,10 @@ def build(refs: dict):
             context |= link
     if template in (RESET, *CONFIRMATIONS) and "key" not in context:
         raise ValueError(f"{template}: no reference to make its link from.")
-    message = get_adapter().render_mail(template, email, context)
+    language, zone = _language_and_zone(refs, context.get("user"))
+    with translation.override(language), timezone.override(zone or "UTC"):
+        # A time (a notice's "Date:") as the recipient reads it, zone named.
+        for name, value in refs["times"].items():
+            context[name] = local_text(datetime.fromisoformat(value))
+        message = get_adapter().render_mail(template, email, context)
     return built_by_worker(message, refs)

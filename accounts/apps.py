@@ -11,5 +11,9 @@ class AccountsConfig(AppConfig):
 
         from . import usernames  # noqa: F401  (its receivers keep the keys)
         from .middleware import stamp_login
+        from .preferences import remember_at_login
 
         user_logged_in.connect(stamp_login, dispatch_uid="accounts.stamp_login")
+        user_logged_in.connect(
+            remember_at_login, dispatch_uid="accounts.remember_preferences"
+        )

@@ -17,7 +17,7 @@ from django.utils import timezone
 from games import presentation
 from games.models import Block, Game, Move, PlayerRecord, PlayerResult, Series
 
-from .models import TurnEmailPreference
+from .models import Preferences, TurnEmailPreference
 
 FORMAT = "tictactoe personal data, version 1"
 
@@ -77,6 +77,9 @@ def everything_about(user) -> dict:
         PlayerResult.objects.filter(player=user).values_list("game_id", "outcome")
     )
     preference = TurnEmailPreference.objects.filter(user=user).first()
+    language, time_zone = Preferences.objects.filter(user=user).values_list(
+        "language", "time_zone"
+    ).first() or ("", "")
     record = PlayerRecord.objects.record_of(user)
     return {
         "format": FORMAT,
@@ -96,6 +99,9 @@ def everything_about(user) -> dict:
             "turn_emails": bool(preference and preference.enabled),
             "turn_email_last_sent_at": _time(preference and preference.last_sent_at),
             "last_seen_at": _time(preference and preference.last_seen_at),
+            # "": not chosen (the browser's language; a zone not told yet).
+            "language": language,
+            "time_zone": time_zone,
         },
         "blocked": [
             {"username": _name(block.blocked), "since": _time(block.created_at)}

@@ -1,10 +1,12 @@
 """What allauth does not keep: a player's choice of your-turn emails, the
 key that makes each username one of its kind (accounts.usernames), the counts
-of the rate limits, and which accounts are guests."""
+of the rate limits, which accounts are guests, and each player's language
+and time zone."""
 
 from django.conf import settings
 from django.db import models
 from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
 
 
 class TurnEmailPreference(models.Model):
@@ -99,3 +101,41 @@ class Guest(models.Model):
 
     def __str__(self) -> str:
         return f"Guest {self.user_id}"
+
+
+def language_codes() -> list[str]:
+    """The languages the site ships (settings.LANGUAGES), by code."""
+    return [code for code, _name in settings.LANGUAGES]
+
+
+class Preferences(models.Model):
+    """A player's language and time zone (accounts.preferences), read once at
+    login into the session: pages ask the session, never this table. Blank
+    means not chosen: the browser's language (Accept-Language, the language
+    cookie), and a zone the page fills in from the browser once (UTC until
+    then)."""
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.CASCADE,
+        primary_key=True,
+        related_name="preferences",
+    )
+    language = models.CharField(
+        _("language"), max_length=7, blank=True, choices=settings.LANGUAGES
+    )
+    # An IANA name (zoneinfo), validated by accounts.preferences.zone_named.
+    time_zone = models.CharField(_("time zone"), max_length=64, blank=True)
+
+    class Meta:
+        verbose_name = _("preferences")
+        verbose_name_plural = _("preferences")
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(language__in=["", *language_codes()]),
+                name="accounts_preferences_language_offered",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"Preferences of {self.user_id}"

@@ -11,8 +11,10 @@ worker stopped between the two can neither lose it nor send it twice.
 A run costs what its mail costs: one query finds the players due an email
 (`due`: opted in, confirmed, not mailed lately, and a game waiting on them past
 the delay), so players with nothing waiting cost nothing however many opted in;
-then one locked transaction per email. Runs never overlap, on any number of
-workers and hosts: a run that finds another still going skips
+then one locked transaction per email. Each email is written in its player's
+language and time zone (accounts.preferences), else the site's language
+(settings.LANGUAGE_CODE: no request asked for it) and UTC. Runs never overlap,
+on any number of workers and hosts: a run that finds another still going skips
 (tictactoe_site.job_locks).
 """
 
@@ -28,12 +30,13 @@ from django.db.models.lookups import GreaterThan, IsNull
 from django.tasks import task
 from django.template.loader import render_to_string
 from django.urls import reverse
-from django.utils import timezone
+from django.utils import timezone, translation
 
 from games.models import Game, turn_of
 from tictactoe_site.job_locks import running_alone
 
-from .models import TurnEmailPreference
+from .models import Preferences, TurnEmailPreference
+from .preferences import language_named, zone_named
 
 RUN_EVERY = timedelta(minutes=1)
 # Signed for this one purpose: no other signed value of the site unsubscribes.
@@ -115,6 +118,19 @@ def candidates(now: datetime) -> list[int]:
     )
 
 
+def _language_and_zone(user) -> tuple[str, str]:
+    """`user`'s saved language and time zone (fetched with the user), else the
+    site's language and UTC."""
+    try:
+        saved = user.preferences
+    except Preferences.DoesNotExist:
+        saved = Preferences()
+    return (
+        language_named(saved.language) or settings.LANGUAGE_CODE,
+        zone_named(saved.time_zone) or "UTC",
+    )
+
+
 @transaction.atomic
 def send_turn_email(*, user_id: int, now: datetime) -> bool:
     """Queue `user_id`'s email if it is due at `now`; True if it was. Asked
@@ -122,7 +138,8 @@ def send_turn_email(*, user_id: int, now: datetime) -> bool:
     changed it since `candidates` looked."""
     preference = (
         TurnEmailPreference.objects.select_for_update(of=("self",))
-        .select_related("user")
+        # With the player's language and zone, in the same query.
+        .select_related("user", "user__preferences")
         .filter(due(now), user_id=user_id)
         .first()
     )
@@ -137,6 +154,7 @@ def send_turn_email(*, user_id: int, now: datetime) -> bool:
     if address is None:  # unconfirmed or removed since due() looked
         return False
     games = list(Game.objects.waiting_on(user))
+    language, zone = _language_and_zone(user)
     url = unsubscribe_url(user.pk)
     context = {
         "user": user,
@@ -146,11 +164,12 @@ def send_turn_email(*, user_id: int, now: datetime) -> bool:
         "unsubscribe_url": url,
         "account_url": settings.SITE_URL + reverse("account_change_password"),
     }
+    with translation.override(language), timezone.override(zone):
+        subject = render_to_string("account/email/your_turn_subject.txt", context)
+        body = render_to_string("account/email/your_turn_message.txt", context)
     EmailMessage(
-        subject=render_to_string("account/email/your_turn_subject.txt", context)
-        .strip()
-        .replace("\n", " "),
-        body=render_to_string("account/email/your_turn_message.txt", context),
+        subject=subject.strip().replace("\n", " "),
+        body=body,
         to=[address.email],
         headers={
             "List-Unsubscribe": f"<{url}>",

@@ -120,6 +120,8 @@ def test_everything_about_you(client_for, alice, bob, carol, alices_games):
         "turn_emails": False,
         "turn_email_last_sent_at": None,
         "last_seen_at": None,
+        "language": "",
+        "time_zone": "",
     }
     assert [b["username"] for b in data["blocked"]] == ["carol"]
     ((factor_type, name, used),) = [
@@ -201,14 +203,15 @@ def test_the_download_costs_the_same_for_many_games(
     play(new_game(alice, bob), *X_WINS_ROW_0)
 
     def queries() -> int:
-        with django_assert_num_queries(11) as context:
+        with django_assert_num_queries(12) as context:
             download(client)
         return len(context.captured_queries)
 
     # The session's user; the games, their moves; the results, the your-turn
-    # choice, the record; addresses, blocks, browsers; the series.
-    assert queries() == 11
+    # choice, the language and zone, the record; addresses, blocks, browsers;
+    # the series.
+    assert queries() == 12
     for _ in range(12):
         play(new_game(alice, bob), *DRAW)
     assert Game.objects.of(alice).count() == 13
-    assert queries() == 11
+    assert queries() == 12

@@ -1,0 +1,152 @@
+"""Each person's language and time zone, per request, without a query.
+
+A player's choices are saved on the account (accounts.models.Preferences) and
+read once, when they log in (`remember_at_login`, on user_logged_in), into the
+session: every host then applies them from the session alone, as it already
+reads it for the login. A visitor's language is Django's (the language cookie
+that set_language writes, then Accept-Language: LocaleMiddleware) and their
+zone a cookie (`TIME_ZONE_COOKIE`) that the page sets from the browser.
+
+`apply_preferences`, the middleware right after LocaleMiddleware, activates
+them for the request. Without a zone the times are in UTC, labelled "UTC", and
+the page asks the browser for its zone once (static/games/timezone.js, which
+posts it to accounts.preference_views.set_time_zone).
+
+A saved choice reaches a session at its next login: another browser already
+signed in keeps what it had until then (and the language cookie it set).
+"""
+
+import functools
+import zoneinfo
+
+from django.conf import settings
+from django.contrib.auth import SESSION_KEY as USER_SESSION_KEY
+from django.utils import timezone, translation
+
+from tictactoe_site.times import UTC_NAMES
+
+from .models import Preferences, language_codes
+
+# The session's copy of the logged-in player's preferences:
+# {"user": their id as the session holds it, "language": ..., "time_zone": ...}.
+SESSION_KEY = "preferences"
+# A visitor's time zone, as the browser named it.
+TIME_ZONE_COOKIE = "timezone"
+TIME_ZONE_COOKIE_AGE = 365 * 24 * 60 * 60
+
+# The zone of a person whose zone is not known yet: UTC, labelled "UTC"
+# (tictactoe_site.times), under a name of its own. The page cache keys pages by
+# the zone's name (games.page_cache): a cached page that asks the browser for its
+# zone is never served to someone whose zone is known, even when that is UTC
+# ("UTC": `zone_named` stores every name of UTC and GMT so). Django names this
+# one "GMT", a name the databases' time zone functions know (the admin's date
+# filters pass it to them); ZoneInfo("Etc/UTC") would not do: Django names it
+# "UTC" too.
+UNKNOWN_ZONE = zoneinfo.ZoneInfo("Etc/GMT")
+# Names in the time zone database that are not a place's zone: the server's own
+# ("localtime", "posixrules") and one for no zone at all ("Factory").
+NOT_ZONES = frozenset({"localtime", "posixrules", "Factory"})
+# Longer than any IANA name; the model's field holds this many.
+MAX_ZONE_NAME = 64
+
+
+@functools.cache
+def _zone_names() -> frozenset[str]:
+    return frozenset(zoneinfo.available_timezones())
+
+
+def zone_named(name: str) -> str | None:
+    """The zone `name` stands for, as stored: an IANA name the system knows
+    ("UTC" for every name of UTC or GMT), or None for anything else (a path,
+    a typo, an offset such as "+03:00", the server's own zone)."""
+    if not isinstance(name, str) or len(name) > MAX_ZONE_NAME:
+        return None
+    if name in UTC_NAMES:
+        return "UTC"
+    return name if name in _zone_names() and name not in NOT_ZONES else None
+
+
+def language_named(code: str) -> str | None:
+    """`code` if it is one of the languages the site ships, else None."""
+    return code if code in language_codes() else None
+
+
+def _session_copy(user, preferences: Preferences | None) -> dict:
+    return {
+        "user": user._meta.pk.value_to_string(user),
+        "language": preferences.language if preferences else "",
+        "time_zone": preferences.time_zone if preferences else "",
+    }
+
+
+def remember_at_login(sender, request, user, **kwargs) -> None:
+    """user_logged_in: the player's preferences into the session (one query,
+    at login only), and their language for the rest of this request."""
+    session = getattr(request, "session", None)
+    if session is None:
+        return
+    preferences = Preferences.objects.filter(user=user).first()
+    session[SESSION_KEY] = _session_copy(user, preferences)
+    if preferences and preferences.language:
+        translation.activate(preferences.language)
+        request.LANGUAGE_CODE = preferences.language
+
+
+def save_language(*, user, language: str) -> Preferences:
+    """Save `language` ("" for the browser's) on `user`'s account."""
+    preferences, _ = Preferences.objects.update_or_create(
+        user=user, defaults={"language": language}
+    )
+    return preferences
+
+
+def save_time_zone(*, user, time_zone: str) -> Preferences:
+    """Save `time_zone` (as `zone_named` gave it) on `user`'s account."""
+    preferences, _ = Preferences.objects.update_or_create(
+        user=user, defaults={"time_zone": time_zone}
+    )
+    return preferences
+
+
+def refresh_session(request, preferences: Preferences) -> None:
+    """The session's copy after the logged-in player changed their choices."""
+    request.session[SESSION_KEY] = _session_copy(request.user, preferences)
+
+
+def session_preferences(request) -> dict | None:
+    """The logged-in player's preferences as their session holds them; None for
+    a visitor (and without a session cookie, without reading a session)."""
+    if settings.SESSION_COOKIE_NAME not in request.COOKIES:
+        return None
+    session = getattr(request, "session", None)
+    if session is None:
+        return None
+    preferences = session.get(SESSION_KEY)
+    user_id = session.get(USER_SESSION_KEY)
+    if user_id is None or not preferences or preferences.get("user") != user_id:
+        return None
+    return preferences
+
+
+def apply_preferences(get_response):
+    """The player's language (over the browser's) and time zone, or the
+    visitor's zone cookie, active while the request is answered. Right after
+    LocaleMiddleware, whose choice it overrides for a player who saved one."""
+
+    def middleware(request):
+        preferences = session_preferences(request)
+        if preferences is not None:
+            language = language_named(preferences.get("language") or "")
+            if language:
+                translation.activate(language)
+                request.LANGUAGE_CODE = language
+            name = preferences.get("time_zone") or ""
+        else:
+            name = request.COOKIES.get(TIME_ZONE_COOKIE, "")
+        name = zone_named(name)
+        request.time_zone_known = name is not None
+        zone = zoneinfo.ZoneInfo(name) if name else UNKNOWN_ZONE
+        with timezone.override(zone):
+            return get_response(request)
+
+    return middleware

@@ -1,0 +1,63 @@
+// Tells the site this browser's time zone, once: the page includes this script
+// only while the viewer's zone is unknown (times show in UTC, labelled "UTC").
+// A player's zone is saved on their account, a visitor's in a cookie
+// (accounts.preference_views.set_time_zone); the next page shows times in it.
+// This page is left as it is: nothing moves under the reader. The CSRF token
+// comes from Django's cookie (the page includes this script only once it has
+// one), or from a form of the page.
+(function () {
+  "use strict";
+
+  var script = document.currentScript;
+  if (!script || !window.fetch || !window.Intl) {
+    return;
+  }
+  var zone = "";
+  try {
+    zone = Intl.DateTimeFormat().resolvedOptions().timeZone || "";
+  } catch (error) {
+    return;
+  }
+  if (!zone) {
+    return;
+  }
+  // At most one try per zone and tab: a zone the site refuses (400) is not
+  // posted again from every page.
+  var KEY = "tictactoe:time-zone-sent";
+  var storage = null;
+  try {
+    storage = window.sessionStorage;
+  } catch (error) {
+    // blocked, as with cookies blocked for this site
+  }
+  if (storage && storage.getItem(KEY) === zone) {
+    return;
+  }
+  if (storage) {
+    storage.setItem(KEY, zone);
+  }
+  var token = "";
+  document.cookie.split(";").forEach(function (pair) {
+    var parts = pair.trim().split("=");
+    if (parts[0] === "csrftoken") {
+      token = decodeURIComponent(parts.slice(1).join("="));
+    }
+  });
+  var field = document.querySelector("input[name=csrfmiddlewaretoken]");
+  if (!token && field) {
+    token = field.value;
+  }
+  var body = new URLSearchParams();
+  body.set("time_zone", zone);
+  fetch(script.dataset.url, {
+    method: "POST",
+    credentials: "same-origin",
+    headers: { "X-CSRFToken": token },
+    body: body,
+  }).catch(function () {
+    // Offline: the next page tries again.
+    if (storage) {
+      storage.removeItem(KEY);
+    }
+  });
+})();
