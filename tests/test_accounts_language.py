@@ -73,14 +73,21 @@ def test_the_confirm_button_is_allauths(client_for, alice):
     )
 
 
-def test_a_mail_is_built_in_the_language_active_then(db):
+def test_a_mail_is_built_in_the_language_it_was_asked_in(db):
     """The address-in-use notice is made of allauth's frame (translated) and our
-    text: built while German is active, the frame is German."""
-    refs = account_mail.references("account/email/address_in_use", "x@example.com", {})
-    with translation.override("de"):
-        german = account_mail.build(refs)
-    with translation.override("en"):
-        english = account_mail.build(refs)
+    text: asked for while German is active (an address without an account has
+    no saved language), it is built in German whatever the worker's language."""
+
+    def built(asked_in: str, built_in: str):
+        with translation.override(asked_in):
+            refs = account_mail.references(
+                "account/email/address_in_use", "x@example.com", {}
+            )
+        with translation.override(built_in):
+            return account_mail.build(refs)
+
+    german = built("de", "en")
+    english = built("en", "de")
     assert german.body.startswith("Hallo von testserver!")
     assert english.body.startswith("Hello from testserver!")
 
