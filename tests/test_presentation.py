@@ -61,26 +61,26 @@ def test_every_cell_has_a_name(client_for, game, alice, bob, carol, play):
         "Place O in row 3, column 2",
         "Place O in row 3, column 3",
     ]
-    assert '<span class="visually-hidden">Row 2, column 2: X</span>' in as_bob
+    assert '<span class="visually-hidden">X: row 2, column 2</span>' in as_bob
     as_carol = client_for(carol).get(f"/games/{game.pk}/").content.decode()
     assert "cell-button" not in as_carol
-    assert '<span class="visually-hidden">Row 1, column 3: empty</span>' in as_carol
+    assert '<span class="visually-hidden">Empty: row 1, column 3</span>' in as_carol
 
 
 def test_the_winning_line_is_named(client_for, game, alice, play):
     play(game, *X_WINS)
     page = client_for(alice).get(f"/games/{game.pk}/").content.decode()
-    names = re.findall(r'<span class="visually-hidden">(Row [^<]+)</span>', page)
+    names = re.findall(r'<span class="visually-hidden">(\w+: row [^<]+)</span>', page)
     assert names == [
-        "Row 1, column 1: X, winning line",
-        "Row 1, column 2: X, winning line",
-        "Row 1, column 3: X, winning line",
-        "Row 2, column 1: O",
-        "Row 2, column 2: O",
-        "Row 2, column 3: empty",
-        "Row 3, column 1: empty",
-        "Row 3, column 2: empty",
-        "Row 3, column 3: empty",
+        "X: row 1, column 1, winning line",
+        "X: row 1, column 2, winning line",
+        "X: row 1, column 3, winning line",
+        "O: row 2, column 1",
+        "O: row 2, column 2",
+        "Empty: row 2, column 3",
+        "Empty: row 3, column 1",
+        "Empty: row 3, column 2",
+        "Empty: row 3, column 3",
     ]
 
 
@@ -292,7 +292,7 @@ def test_the_notify_control_is_hidden_until_its_script_shows_it(
     client_for, game, alice, path
 ):
     page = client_for(alice).get(path.format(pk=game.pk)).content.decode()
-    assert '<p class="notify-control" data-notify-control hidden>' in page
+    assert '<p class="notify-control" data-notify-control hidden ' in page
     assert "Notify me when it is my turn</button>" in page
 
 
