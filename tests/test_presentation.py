@@ -84,6 +84,32 @@ def test_the_winning_line_is_named(client_for, game, alice, play):
     ]
 
 
+def test_one_way_to_name_a_cell_everywhere(client_for, game, alice, bob, carol, play):
+    """Issue 37, point 6: the move list, the replay's move list, a taken cell's
+    accessible name, the empty cells' buttons and the announcement all name X's
+    move at (0, 2) "row 1, column 3"; state.json keeps (0, 2)."""
+    play(game, (0, 2))
+    named = "X: row 1, column 3"
+    as_carol = client_for(carol)
+    page = as_carol.get(f"/games/{game.pk}/").content.decode()
+    assert f"<li>1. {named}</li>" in page
+    assert f'<span class="visually-hidden">{named}</span>' in page
+    replay = as_carol.get(f"/games/{game.pk}/?ply=1").content.decode()
+    assert re.findall(r'aria-current="step"[^>]*><a href="[^"]+">([^<]+)<', replay) == [
+        f"1. {named}"
+    ]
+    assert f'<span class="visually-hidden">{named}</span>' in replay
+    assert live_state(as_carol, game)["data-announce"] == (
+        "alice played X in row 1, column 3. Waiting for bob (O)."
+    )
+    as_bob = client_for(bob).get(f"/games/{game.pk}/").content.decode()
+    assert 'aria-label="Place O in row 1, column 2"' in as_bob
+    assert f'<span class="visually-hidden">{named}</span>' in as_bob
+    state = as_carol.get(f"/games/{game.pk}/state.json").json()
+    assert state["moves"] == [{"sequence_number": 1, "player": "X", "row": 0, "col": 2}]
+    assert state["board"][0] == [None, None, "X"]
+
+
 # -- the live region --------------------------------------------------------
 
 
