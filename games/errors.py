@@ -7,13 +7,9 @@ from django.http import HttpResponse
 from django.shortcuts import render
 from django.template.loader import render_to_string
 from django.urls import Resolver404
-from django.utils.translation import gettext, gettext_noop
 from django.views import defaults
 
-# English, marked for the catalogs: the page translates it; the live streams'
-# 503 (games.streams, on the event loop, for EventSource, not for people's eyes)
-# sends it as it is.
-DATABASE_UNAVAILABLE = gettext_noop(
+DATABASE_UNAVAILABLE = (
     "The game server cannot reach its database right now. Try again in a moment."
 )
 # Seconds a client (or a proxy) should wait before retrying after that page.
@@ -28,20 +24,14 @@ def _error_page(request, status: int, title: str, message: str):
 
 def bad_request(request, exception=None):
     return _error_page(
-        request,
-        400,
-        gettext("Bad request"),
-        gettext("That request could not be understood."),
+        request, 400, "Bad request", "That request could not be understood."
     )
 
 
 def permission_denied(request, exception=None):
     message = str(exception) if exception and str(exception) else None
     return _error_page(
-        request,
-        403,
-        gettext("Not allowed"),
-        message or gettext("You are not allowed to do that."),
+        request, 403, "Not allowed", message or "You are not allowed to do that."
     )
 
 
@@ -50,10 +40,7 @@ def not_found(request, exception=None):
     if exception is not None and not isinstance(exception, Resolver404):
         message = str(exception) or None
     return _error_page(
-        request,
-        404,
-        gettext("Not found"),
-        message or gettext("There is nothing at this address."),
+        request, 404, "Not found", message or "There is nothing at this address."
     )
 
 
@@ -61,11 +48,9 @@ def csrf_failure(request, reason=""):
     return _error_page(
         request,
         403,
-        gettext("Form expired"),
-        gettext(
-            "This form was rejected because its security token is missing or out "
-            "of date. Go back, reload the page and try again."
-        ),
+        "Form expired",
+        "This form was rejected because its security token is missing or out of "
+        "date. Go back, reload the page and try again.",
     )
 
 
@@ -84,10 +69,7 @@ def server_error(request):
         return defaults.server_error(request)
     html = render_to_string(
         "error.html",
-        {
-            "title": gettext("Try again in a moment"),
-            "message": gettext(DATABASE_UNAVAILABLE),
-        },
+        {"title": "Try again in a moment", "message": DATABASE_UNAVAILABLE},
     )
     response = HttpResponse(html, status=503)
     response["Retry-After"] = str(RETRY_AFTER_SECONDS)
