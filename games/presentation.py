@@ -29,6 +29,11 @@ class Cell:
     next_mark: str | None = None
 
     @property
+    def style(self) -> str:
+        """The cell's CSS class suffix (mark-x, mark-o, mark-none): no words."""
+        return self.mark.lower() if self.mark else "none"
+
+    @property
     def label(self) -> str:
         """What a screen reader says of a cell that is not a button, as the move
         list names the move: "O: row 1, column 2", "Empty: row 2, column 2";
