@@ -9,6 +9,7 @@ from django.contrib.admin.options import IncorrectLookupParameters
 from django.contrib.admin.views.main import ChangeList
 from django.http import HttpResponse
 from django.template.loader import render_to_string
+from django.utils.translation import gettext_lazy
 
 from . import presentation, services
 from .models import GAME_ROW_PLAYERS, Block, Game, Move
@@ -98,14 +99,16 @@ class GameAdmin(BoundedDateHierarchy, admin.ModelAdmin):
         """Through the service, so that records and series are recounted."""
         services.delete_games(game_ids=list(queryset.values_list("pk", flat=True)))
 
-    @admin.display(description="Board")
+    @admin.display(description=gettext_lazy("Board"))
     def board_display(self, obj: Game) -> str:
         return render_to_string("games/admin_board.html", {"game": obj})
 
     def _with_moves(self, queryset):
         return queryset.select_related("player_x", "player_o").prefetch_related("moves")
 
-    @admin.action(description="Export the moves of the selected games as JSON")
+    @admin.action(
+        description=gettext_lazy("Export the moves of the selected games as JSON")
+    )
     def export_moves_json(self, request, queryset):
         games = [
             {
@@ -128,7 +131,9 @@ class GameAdmin(BoundedDateHierarchy, admin.ModelAdmin):
         response["Content-Disposition"] = 'attachment; filename="game-moves.json"'
         return response
 
-    @admin.action(description="Export the moves of the selected games as CSV")
+    @admin.action(
+        description=gettext_lazy("Export the moves of the selected games as CSV")
+    )
     def export_moves_csv(self, request, queryset):
         response = HttpResponse(content_type="text/csv; charset=utf-8")
         response["Content-Disposition"] = 'attachment; filename="game-moves.csv"'

@@ -5,57 +5,74 @@ refusals (a cell taken, not your turn, ...) stay in games.rules, which imports
 nothing of Django; the services add those that need the database (no such game,
 a limit, a block). `REJECTION_STATUS` maps both to the status the README
 documents, and a test fails if a refusal is missing from it.
+
+The rules' messages are English, marked with rules.gettext_noop; those here are
+lazy translations. Whatever shows a refusal to a person shows
+`refusal_text(exc)`, in the active language; logs and check_games keep
+`exc.message` (English for the rules' own).
 """
+
+from django.utils.translation import gettext, gettext_lazy
 
 from . import rules
 
 
 class GameNotFound(rules.Rejected):
-    message = "There is no such game."
+    message = gettext_lazy("There is no such game.")
 
 
 class NotAPlayer(rules.Rejected):
-    message = "You are not a player in this game."
+    message = gettext_lazy("You are not a player in this game.")
 
 
 class InvalidSide(rules.Rejected):
-    message = "Choose a side: x, o or random."
+    message = gettext_lazy("Choose a side: x, o or random.")
 
 
 class StaleMove(rules.Rejected):
-    message = "The board changed since you saw it. Here is the current board."
+    message = gettext_lazy(
+        "The board changed since you saw it. Here is the current board."
+    )
 
 
 class GameNotStarted(rules.Rejected):
-    message = "The game has not started yet: it is waiting for an opponent to join."
+    message = gettext_lazy(
+        "The game has not started yet: it is waiting for an opponent to join."
+    )
 
 
 class GameFull(rules.Rejected):
-    message = "This game already has two players."
+    message = gettext_lazy("This game already has two players.")
 
 
 class AlreadyInGame(rules.Rejected):
-    message = "You are already a player in this game."
+    message = gettext_lazy("You are already a player in this game.")
 
 
 class GameNotFinished(rules.Rejected):
-    message = "A rematch can only start once the game is over."
+    message = gettext_lazy("A rematch can only start once the game is over.")
 
 
 class TooManyOpenGames(rules.Rejected):
-    message = "You already have the maximum number of open games waiting for players."
+    message = gettext_lazy(
+        "You already have the maximum number of open games waiting for players."
+    )
 
 
 class PlayerLeft(rules.Rejected):
-    message = "That player has closed their account: no new games with them."
+    message = gettext_lazy(
+        "That player has closed their account: no new games with them."
+    )
 
 
 class TooManyUnstartedGames(rules.Rejected):
-    message = "You already have the maximum number of games nobody has answered."
+    message = gettext_lazy(
+        "You already have the maximum number of games nobody has answered."
+    )
 
 
 class NoOpponent(rules.Rejected):
-    message = "Nobody joined this game: start a new one from the lobby."
+    message = gettext_lazy("Nobody joined this game: start a new one from the lobby.")
 
 
 class Blocked(rules.Rejected):
@@ -63,28 +80,33 @@ class Blocked(rules.Rejected):
 
     def __init__(self, blocker):
         super().__init__(
-            f"{blocker.get_username()} does not accept challenges from you."
+            gettext("%(username)s does not accept challenges from you.")
+            % {"username": blocker.get_username()}
         )
 
 
 class InvitationOnly(rules.Rejected):
-    message = "This game is by invitation only: join it with the link you were sent."
+    message = gettext_lazy(
+        "This game is by invitation only: join it with the link you were sent."
+    )
 
 
 class InvitationNotFound(rules.Rejected):
-    message = "There is no such invitation: check the link you were sent."
+    message = gettext_lazy("There is no such invitation: check the link you were sent.")
 
 
 class InvitationGone(rules.Rejected):
-    message = "This invitation is no longer open."
+    message = gettext_lazy("This invitation is no longer open.")
 
 
 class CannotBlockSelf(rules.Rejected):
-    message = "You cannot block yourself."
+    message = gettext_lazy("You cannot block yourself.")
 
 
 class Conflict(rules.Rejected):
-    message = "The game changed while your action was being saved. Please try again."
+    message = gettext_lazy(
+        "The game changed while your action was being saved. Please try again."
+    )
 
 
 # 400 bad input, 403 not allowed, 404 nothing there, 409 the game's state
@@ -119,3 +141,10 @@ REJECTION_STATUS: dict[type[rules.Rejected], int] = {
 
 def status_for(exc: rules.Rejected) -> int:
     return REJECTION_STATUS[type(exc)]
+
+
+def refusal_text(exc: rules.Rejected) -> str:
+    """The refusal as a person reads it, in the active language. A message
+    already translated (a lazy one, or one the services built with gettext)
+    comes back as it is: no catalog has it as a message id."""
+    return gettext(str(exc.message))

@@ -2,6 +2,8 @@
 
 from django import forms
 from django.contrib.auth import get_user_model
+from django.utils.functional import lazy
+from django.utils.translation import gettext, gettext_lazy, pgettext_lazy
 
 from . import rules
 from .records import RESULT_FILTERS
@@ -16,7 +18,7 @@ def player_named(username: str):
         return get_user_model().objects.get_by_natural_key(username)
     except get_user_model().DoesNotExist:
         raise forms.ValidationError(
-            "There is no player called “%(username)s”.",
+            gettext("There is no player called “%(username)s”."),
             params={"username": username},
         ) from None
 
@@ -46,7 +48,11 @@ class StrictIntegerField(forms.IntegerField):
         return number
 
 
-CELL_ERROR = "Choose a cell on the board: row and column must be 0, 1 or 2."
+# About the form's fields, which keep the rules' zero-based coordinates: only a
+# request written by hand sees it (the page's buttons send valid cells).
+CELL_ERROR = gettext_lazy(
+    "Choose a cell on the board: row and column must be 0, 1 or 2."
+)
 
 
 def cell_field() -> StrictIntegerField:
@@ -65,7 +71,9 @@ class MoveForm(forms.Form):
         required=False,
         error_messages=dict.fromkeys(
             ("invalid", "min_value", "max_value"),
-            "ply must be the number of moves on the board you saw (0 to 9).",
+            gettext_lazy(
+                "ply must be the number of moves on the board you saw (0 to 9)."
+            ),
         ),
     )
 
@@ -80,27 +88,36 @@ class NewGameForm(forms.Form):
     input's aria-describedby at its help text and, once refused, its error."""
 
     opponent = forms.CharField(
-        label="Opponent's username",
+        label=gettext_lazy("Opponent's username"),
         max_length=150,
         required=False,
         widget=username_input(),
-        help_text="Blank: an open game anyone may join. "
-        "Your own username: play both sides.",
+        help_text=gettext_lazy(
+            "Blank: an open game anyone may join. Your own username: play both sides."
+        ),
     )
     side = forms.ChoiceField(
-        label="Your side",
-        choices=[("x", "X (moves first)"), ("o", "O"), ("random", "Random")],
+        label=gettext_lazy("Your side"),
+        choices=[
+            ("x", gettext_lazy("X (moves first)")),
+            ("o", "O"),
+            ("random", pgettext_lazy("a side chosen at random", "Random")),
+        ],
         initial="x",
         required=False,
         widget=forms.RadioSelect,
-        error_messages={"invalid_choice": "Choose a side: x, o or random."},
+        error_messages={
+            "invalid_choice": gettext_lazy("Choose a side: x, o or random.")
+        },
     )
 
     invite = forms.BooleanField(
-        label="Invite by link",
+        label=gettext_lazy("Invite by link"),
         required=False,
-        help_text="With the opponent blank: a link to send to one person, "
-        "not listed among open games.",
+        help_text=gettext_lazy(
+            "With the opponent blank: a link to send to one person, "
+            "not listed among open games."
+        ),
     )
 
     def clean_side(self) -> str:
@@ -110,7 +127,7 @@ class NewGameForm(forms.Form):
         data = super().clean()
         if data.get("invite") and data.get("opponent") is not None:
             raise forms.ValidationError(
-                "Leave the opponent blank to invite someone by link."
+                gettext("Leave the opponent blank to invite someone by link.")
             )
         return data
 
@@ -118,13 +135,17 @@ class NewGameForm(forms.Form):
         opponent = player_named(self.cleaned_data["opponent"].strip())
         if opponent is not None and not opponent.is_active:
             raise forms.ValidationError(
-                "“%(username)s” has closed their account: choose another opponent.",
+                gettext(
+                    "“%(username)s” has closed their account: choose another opponent."
+                ),
                 params={"username": opponent.get_username()},
             )
         return opponent
 
 
-PLY_ERROR = "ply must be a whole number of moves, from 0 to the number played."
+PLY_ERROR = gettext_lazy(
+    "ply must be a whole number of moves, from 0 to the number played."
+)
 
 
 class ReplayForm(forms.Form):
@@ -145,27 +166,30 @@ def _cursor_field() -> StrictIntegerField:
         min_value=1,
         max_digits=18,
         error_messages=dict.fromkeys(
-            ("invalid", "min_value"), "That page link is not valid."
+            ("invalid", "min_value"), gettext_lazy("That page link is not valid.")
         ),
     )
+
+
+def _result_choice_error() -> str:
+    return gettext("Filter by result: %(values)s (or leave it empty).") % {
+        "values": ", ".join(RESULT_FILTERS)
+    }
 
 
 class ArchiveForm(forms.Form):
     """Filters and the page cursor of the game archive (all from the query string)."""
 
     result = forms.ChoiceField(
-        label="Result",
-        choices=[("", "Any result")]
+        label=gettext_lazy("Result"),
+        choices=[("", gettext_lazy("Any result"))]
         + [(value, label) for value, (label, _) in RESULT_FILTERS.items()],
         required=False,
-        error_messages={
-            "invalid_choice": "Filter by result: "
-            + ", ".join(RESULT_FILTERS)
-            + " (or leave it empty)."
-        },
+        # The values are the query parameter's, English: only the words around.
+        error_messages={"invalid_choice": lazy(_result_choice_error, str)()},
     )
     opponent = forms.CharField(
-        label="Opponent's username",
+        label=gettext_lazy("Opponent's username"),
         max_length=150,
         required=False,
         strip=True,
@@ -185,7 +209,7 @@ class ArchiveForm(forms.Form):
     def clean(self):
         data = super().clean()
         if data.get("before") and data.get("after"):
-            raise forms.ValidationError("That page link is not valid.")
+            raise forms.ValidationError(gettext("That page link is not valid."))
         return data
 
 

@@ -17,16 +17,17 @@ from django.http import Http404
 from django.shortcuts import redirect, render, resolve_url
 from django.urls import reverse
 from django.utils.http import urlencode
+from django.utils.translation import gettext, gettext_lazy
 
 from accounts import guests, refusals
 
 from . import rules, services
-from .exceptions import GameNotFound, status_for
+from .exceptions import GameNotFound, refusal_text, status_for
 from .forms import GuestNameForm
 from .http import post_only
 from .models import Game
 
-JOINED = "You joined the game as a guest."
+JOINED = gettext_lazy("You joined the game as a guest.")
 
 
 def guest_context(request, *, action: str, name: str | None = None) -> dict:
@@ -61,7 +62,7 @@ def play_as_guest(request, *, join, refuse):
     except ValidationError as error:
         return refuse(error.messages[0], 400, name)
     except rules.Rejected as exc:
-        return refuse(exc.message, status_for(exc), name)
+        return refuse(refusal_text(exc), status_for(exc), name)
     response = perform_login(request, user, redirect_url=game.get_absolute_url())
     messages.success(request, JOINED)
     return response
@@ -73,7 +74,7 @@ def _open_game(request, game_id: int) -> Game | None:
     try:
         game = Game.objects.for_page(game_id, request.user)
     except Game.DoesNotExist:
-        raise Http404(GameNotFound.message) from None
+        raise Http404(refusal_text(GameNotFound())) from None
     if not game.is_waiting or game.is_invitation:
         return None
     return game
@@ -88,7 +89,7 @@ def visitor_game_page(request, game_id: int, *, error=None, status=200, name=Non
             return render(
                 request,
                 "error.html",
-                {"title": "Not joined", "message": error},
+                {"title": gettext("Not joined"), "message": error},
                 status=status,
             )
         return redirect_to_login(request.get_full_path())

@@ -8,8 +8,12 @@ keeps Django's require_safe).
 from functools import wraps
 
 from django.shortcuts import render
+from django.utils.translation import gettext, gettext_lazy
 
-GAME_BUTTONS_HINT = "Use the buttons on the game page."
+from .wording import sentences
+
+# A hint is a lazy translation (or any text), read when the page is answered.
+GAME_BUTTONS_HINT = gettext_lazy("Use the buttons on the game page.")
 
 
 def allow_methods(*methods: str, hint: str = GAME_BUTTONS_HINT):
@@ -20,13 +24,14 @@ def allow_methods(*methods: str, hint: str = GAME_BUTTONS_HINT):
         def wrapper(request, *args, **kwargs):
             if request.method not in allowed:
                 allow = ", ".join(sorted(allowed))
-                message = f"This address only accepts {allow} requests."
+                message = gettext("This address only accepts %(methods)s requests.")
+                message %= {"methods": allow}
                 if "POST" in allowed and hint:
-                    message += " " + hint
+                    message = sentences(message, str(hint))
                 response = render(
                     request,
                     "error.html",
-                    {"title": "Method not allowed", "message": message},
+                    {"title": gettext("Method not allowed"), "message": message},
                     status=405,
                 )
                 response["Allow"] = allow

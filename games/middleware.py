@@ -6,6 +6,7 @@ admin's list filters, for one) would be a 500. A 400 page says so instead.
 """
 
 from django.shortcuts import render
+from django.utils.translation import gettext
 
 NUL = "\x00"
 
@@ -28,9 +29,11 @@ def reject_nul_bytes(get_response):
                 request,
                 "error.html",
                 {
-                    "title": "Bad request",
-                    "message": "That request contained a character that is not "
-                    "allowed (a NUL byte). Check what you typed and try again.",
+                    "title": gettext("Bad request"),
+                    "message": gettext(
+                        "That request contained a character that is not "
+                        "allowed (a NUL byte). Check what you typed and try again."
+                    ),
                 },
                 status=400,
             )

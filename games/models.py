@@ -31,6 +31,7 @@ from django.db.models import (
 from django.db.models.functions import Coalesce, Length, Replace
 from django.db.models.lookups import Exact, In
 from django.urls import reverse
+from django.utils.translation import gettext, gettext_lazy, pgettext, pgettext_lazy
 
 from accounts.guests import is_guest
 from accounts.models import Guest
@@ -38,17 +39,20 @@ from accounts.models import Guest
 from . import rules, sql
 from .records import LOSSES, RESULT_FILTERS, ArchivePage, Record, Streak, Tally
 from .results import counter_for
+from .wording import move_text
 
 
 class GameStatus(models.TextChoices):
-    WAITING = "waiting", "Waiting for an opponent"
-    IN_PROGRESS = rules.Status.IN_PROGRESS.value, "In progress"
-    X_WON = rules.Status.X_WON.value, "X won"
-    O_WON = rules.Status.O_WON.value, "O won"
-    DRAW = rules.Status.DRAW.value, "Draw"
-    X_FORFEITS = rules.Status.X_FORFEITS.value, "X forfeited"
-    O_FORFEITS = rules.Status.O_FORFEITS.value, "O forfeited"
-    ABORTED = rules.Status.ABORTED.value, "Aborted"
+    # The values are the stored, machine-readable status (state.json); the
+    # labels are what people read (the admin), translated.
+    WAITING = "waiting", gettext_lazy("Waiting for an opponent")
+    IN_PROGRESS = rules.Status.IN_PROGRESS.value, gettext_lazy("In progress")
+    X_WON = rules.Status.X_WON.value, gettext_lazy("X won")
+    O_WON = rules.Status.O_WON.value, gettext_lazy("O won")
+    DRAW = rules.Status.DRAW.value, pgettext_lazy("a game's status", "Draw")
+    X_FORFEITS = rules.Status.X_FORFEITS.value, gettext_lazy("X forfeited")
+    O_FORFEITS = rules.Status.O_FORFEITS.value, gettext_lazy("O forfeited")
+    ABORTED = rules.Status.ABORTED.value, pgettext_lazy("a game's status", "Aborted")
 
 
 # Over with a result that records and series count.
@@ -76,8 +80,17 @@ def display_name(user) -> str:
     their guest row (USER_WITH_GUEST): no query here."""
     name = user.get_username()
     if is_guest(user):
-        return f"{name} (guest)" if user.is_active else f"{name} (closed guest)"
-    return name if user.is_active else f"{name} (closed)"
+        if user.is_active:
+            return gettext("%(name)s (guest)") % {"name": name}
+        return gettext("%(name)s (closed guest)") % {"name": name}
+    if user.is_active:
+        return name
+    return gettext("%(name)s (closed)") % {"name": name}
+
+
+def open_side() -> str:
+    """ "(open)": what names a side nobody has taken yet."""
+    return pgettext("a side nobody has taken", "(open)")
 
 
 def with_guest(*relations: str) -> tuple[str, ...]:
@@ -132,7 +145,7 @@ class Series(models.Model):
     objects = SeriesQuerySet.as_manager()
 
     class Meta:
-        verbose_name_plural = "series"
+        verbose_name_plural = gettext_lazy("series")
         constraints = [
             models.UniqueConstraint(
                 fields=["player_a", "player_b"], name="series_unique_pair"
@@ -582,18 +595,22 @@ class Game(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"Game {self.pk}: {self.player_x_name} vs {self.player_o_name}"
+        return gettext("Game %(id)s: %(x)s vs %(o)s") % {
+            "id": self.pk,
+            "x": self.player_x_name,
+            "o": self.player_o_name,
+        }
 
     def get_absolute_url(self) -> str:
         return reverse("game_detail", args=[self.pk])
 
     @property
     def player_x_name(self) -> str:
-        return display_name(self.player_x) if self.player_x_id else "(open)"
+        return display_name(self.player_x) if self.player_x_id else open_side()
 
     @property
     def player_o_name(self) -> str:
-        return display_name(self.player_o) if self.player_o_id else "(open)"
+        return display_name(self.player_o) if self.player_o_id else open_side()
 
     @property
     def state(self) -> rules.GameState:
@@ -759,17 +776,18 @@ class Move(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.sequence_number}. {self.player} ({self.row}, {self.col})"
+        """ "5. X: row 1, column 3", as the move list says it (games.wording)."""
+        return move_text(self.sequence_number, self.player, self.row, self.col)
 
 
 class ResultOutcome(models.TextChoices):
-    WIN = rules.Outcome.WIN.value, "Won"
-    LOSS = rules.Outcome.LOSS.value, "Lost"
-    DRAW = rules.Outcome.DRAW.value, "Draw"
-    FORFEIT = rules.Outcome.FORFEIT.value, "Forfeited"
-    SELF_PLAY = "self_play", "Self-play"
+    WIN = rules.Outcome.WIN.value, gettext_lazy("Won")
+    LOSS = rules.Outcome.LOSS.value, gettext_lazy("Lost")
+    DRAW = rules.Outcome.DRAW.value, pgettext_lazy("a game's outcome", "Draw")
+    FORFEIT = rules.Outcome.FORFEIT.value, gettext_lazy("Forfeited")
+    SELF_PLAY = "self_play", gettext_lazy("Self-play")
     # Listed in the archive, counted nowhere (rules.Status.ABORTED).
-    ABORTED = rules.Status.ABORTED.value, "Aborted"
+    ABORTED = rules.Status.ABORTED.value, pgettext_lazy("a game's outcome", "Aborted")
 
 
 # The outcomes that count in a record and a streak.

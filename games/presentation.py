@@ -2,13 +2,20 @@
 
 Everything here is read from the one Game row (players and series joined), so a
 game page costs one query; the rules module answers every question of the game.
+
+Every text is in the active language (gettext at call time, never at import):
+the page cache keys each rendering by language (games.page_cache). Cells are
+named, and sentences joined, by games.wording.
 """
 
 from dataclasses import dataclass
 
+from django.utils.translation import gettext, ngettext
+
 from . import rules
 from .models import Game, GameStatus, PlayerResult, ResultOutcome, display_name
 from .records import Streak
+from .wording import cell_name, empty_cell, mark_on_cell, move_text, sentences
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,20 +29,30 @@ class Cell:
     next_mark: str | None = None
 
     @property
+    def style(self) -> str:
+        """The cell's CSS class suffix (mark-x, mark-o, mark-none): no words."""
+        return self.mark.lower() if self.mark else "none"
+
+    @property
     def label(self) -> str:
-        """What a screen reader says of a cell that is not a button: "Row 1,
-        column 2: O" (1-based for people)."""
-        return f"{_cell_text(self.row, self.col).capitalize()}: {self.mark or 'empty'}"
+        """What a screen reader says of a cell that is not a button, as the move
+        list names the move: "O: row 1, column 2", "Empty: row 2, column 2";
+        ", winning line" after a cell of the winning line (games.wording)."""
+        if self.mark:
+            text = mark_on_cell(self.mark, self.row, self.col)
+        else:
+            text = empty_cell(self.row, self.col)
+        if self.in_winning_line:
+            text = gettext("%(cell)s, winning line") % {"cell": text}
+        return text
 
     @property
     def button_label(self) -> str:
         """The name of an empty cell's button: "Place X in row 1, column 2"."""
-        return f"Place {self.next_mark} in {_cell_text(self.row, self.col)}"
-
-
-def _cell_text(row: int, col: int) -> str:
-    """ "row 2, column 3" for (1, 2): rows and columns count from 1 for people."""
-    return f"row {row + 1}, column {col + 1}"
+        return gettext("Place %(mark)s in %(cell)s") % {
+            "mark": self.next_mark,
+            "cell": cell_name(self.row, self.col),
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,7 +63,8 @@ class MoveLine:
     col: int
 
     def __str__(self) -> str:
-        return f"{self.sequence_number}. {self.player} ({self.row}, {self.col})"
+        """ "5. X: row 1, column 3" (games.wording)."""
+        return move_text(self.sequence_number, self.player, self.row, self.col)
 
 
 def move_lines(game: Game, upto: int | None = None) -> list[MoveLine]:
@@ -107,16 +125,16 @@ def move_json(move) -> dict:
     }
 
 
-def _you_or_name(user, viewer) -> str:
-    if _is_viewer(user, viewer):
-        return "you"
-    return name(user)
+def _started_text(game: Game) -> str:
+    return gettext("%(name)s started a game against you.") % {
+        "name": name(game.created_by_player)
+    }
 
 
 def lobby_text(game: Game, viewer) -> str:
     """A game's line in `viewer`'s lobby: new games say who started them."""
     if getattr(game, "is_new", False):
-        return f"{name(game.created_by_player)} started a game against you."
+        return _started_text(game)
     return turn_text(game, viewer)
 
 
@@ -124,15 +142,22 @@ def turn_text(game: Game, viewer) -> str:
     """One line that says what happens next, from the viewer's side."""
     if game.is_waiting:
         if game.is_player(viewer):
-            return "Waiting for an opponent to join. Share this page's address."
-        return "This game is open: join it to play."
+            return gettext(
+                "Waiting for an opponent to join. Share this page's address."
+            )
+        return gettext("This game is open: join it to play.")
     if game.is_in_progress:
         mark = game.next_mark
-        if game.is_turn_of(viewer):
-            text = f"Your turn ({mark})." if game.is_self_play else "Your turn."
+        if not game.is_turn_of(viewer):
+            text = gettext("Waiting for %(name)s (%(mark)s).") % {
+                "name": name(game.player_for(mark)),
+                "mark": mark,
+            }
+        elif game.is_self_play:
+            text = gettext("Your turn (%(mark)s).") % {"mark": mark}
         else:
-            text = f"Waiting for {name(game.player_for(mark))} ({mark})."
-        return text + _left_text(game)
+            text = gettext("Your turn.")
+        return sentences(text, _left_text(game))
     return result_text(game, viewer)
 
 
@@ -148,9 +173,11 @@ def _is_viewer(user, viewer) -> bool:
     return viewer is not None and user is not None and user.pk == viewer.pk
 
 
-def _subject(user, viewer) -> str:
-    """ "You" to `user` themselves, else their name: a sentence's subject."""
-    return "You" if _is_viewer(user, viewer) else name(user)
+def _won_text(user, viewer) -> str:
+    """ "You won." to `user` themselves, else "bob won."."""
+    if _is_viewer(user, viewer):
+        return gettext("You won.")
+    return gettext("%(name)s won.") % {"name": name(user)}
 
 
 def announcement(game: Game, viewer) -> str:
@@ -160,18 +187,22 @@ def announcement(game: Game, viewer) -> str:
         return turn_text(game, viewer)  # waiting, a forfeit, an abort, no move yet
     mark = rules.to_move(game.move_count - 1)
     row, col = game.played_cells[-1]
-    played = (
-        f"{_subject(game.player_for(mark.value), viewer)} played {mark.value}"
-        f" in {_cell_text(row, col)}."
-    )
+    player = game.player_for(mark.value)
+    move = {"mark": mark.value, "cell": cell_name(row, col)}
+    if _is_viewer(player, viewer):
+        played = gettext("You played %(mark)s in %(cell)s.") % move
+    else:
+        played = gettext("%(name)s played %(mark)s in %(cell)s.") % (
+            move | {"name": name(player)}
+        )
     if game.is_in_progress:
-        return f"{played} {turn_text(game, viewer)}"
+        return sentences(played, turn_text(game, viewer))
     winner = game.winner_mark
     if winner is None:
-        return f"{played} Draw."
+        return sentences(played, gettext("Draw."))
     if game.is_self_play:
-        return f"{played} {winner} won."
-    return f"{played} {_subject(game.player_for(winner), viewer)} won."
+        return sentences(played, gettext("%(mark)s won.") % {"mark": winner})
+    return sentences(played, _won_text(game.player_for(winner), viewer))
 
 
 @dataclass(frozen=True, slots=True)
@@ -206,20 +237,25 @@ def turn_notice(game: Game, viewer) -> TurnNotice | None:
         # opponent, and `viewer` has not moved yet.
         new = game.created_by_id == opponent.pk
         if new and count <= rules.moves_before_first(mine):
-            body = f"{name(opponent)} started a game against you."
-            body += " Your turn." if yours else ""
+            body = _started_text(game)
+            if yours:
+                body = sentences(body, gettext("Your turn."))
         elif yours and count:
-            body = f"{name(opponent)} has moved. Your turn."
+            body = gettext("%(name)s has moved. Your turn.") % {"name": name(opponent)}
         else:
             return None
     elif _ended_by_a_move(game) and rules.to_move(count - 1) is mine.other:
-        body = "Draw." if game.winner_mark is None else f"{name(opponent)} won."
+        if game.winner_mark is None:
+            body = gettext("Draw.")
+        else:
+            body = gettext("%(name)s won.") % {"name": name(opponent)}
     else:
         return None
     return TurnNotice(
         key=f"game-{game.pk}-{count}",
         tag=f"game-{game.pk}",
-        title=f"Game {game.pk} against {name(opponent)}",
+        title=gettext("Game %(id)s against %(name)s")
+        % {"id": game.pk, "name": name(opponent)},
         body=body,
     )
 
@@ -229,13 +265,17 @@ def _left_text(game: Game) -> str:
     gone = [p for p in (game.player_x, game.player_o) if not p.is_active]
     if not gone:
         return ""
-    return f" {gone[0].get_username()} has left: they closed their account."
+    return gettext("%(username)s has left: they closed their account.") % {
+        "username": gone[0].get_username()
+    }
 
 
 def aborted_text(game: Game, viewer=None) -> str:
     """ "Aborted by alice." ("by you" to alice herself)."""
     aborter = game.player_for_id(game.aborted_by_id)
-    return f"Aborted by {_you_or_name(aborter, viewer)}."
+    if _is_viewer(aborter, viewer):
+        return gettext("Aborted by you.")
+    return gettext("Aborted by %(name)s.") % {"name": name(aborter)}
 
 
 def result_text(game: Game, viewer=None) -> str:
@@ -243,21 +283,33 @@ def result_text(game: Game, viewer=None) -> str:
     if status == GameStatus.ABORTED:
         return aborted_text(game, viewer)
     if status == GameStatus.DRAW:
-        return "Draw."
+        return gettext("Draw.")
     winner = game.winner_mark
     loser = rules.Mark(winner).other.value
+    values = {
+        "mark": winner,
+        "name": name(game.player_for(winner)),
+        "loser_mark": loser,
+        "loser": name(game.player_for(loser)),
+    }
+    forfeit = rules.Status(status).is_forfeit
     if game.is_self_play:
-        subject = f"{winner} wins"
-    elif viewer is not None and viewer.is_authenticated:
-        if game.player_for(winner).pk == viewer.pk:
-            subject = "You win"
+        if forfeit:
+            text = gettext("%(mark)s wins: %(loser)s (%(loser_mark)s) forfeited.")
         else:
-            subject = f"{name(game.player_for(winner))} ({winner}) wins"
+            text = gettext("%(mark)s wins!")
+    elif _is_viewer(game.player_for(winner), viewer):
+        if forfeit:
+            text = gettext("You win: %(loser)s (%(loser_mark)s) forfeited.")
+        else:
+            text = gettext("You win!")
+    elif forfeit:
+        text = gettext(
+            "%(name)s (%(mark)s) wins: %(loser)s (%(loser_mark)s) forfeited."
+        )
     else:
-        subject = f"{name(game.player_for(winner))} ({winner}) wins"
-    if rules.Status(status).is_forfeit:
-        return f"{subject}: {name(game.player_for(loser))} ({loser}) forfeited."
-    return f"{subject}!"
+        text = gettext("%(name)s (%(mark)s) wins!")
+    return text % values
 
 
 def series_text(game: Game) -> str | None:
@@ -292,8 +344,23 @@ def snapshot(game: Game) -> dict:
 
 def score_text(first, first_wins: int, second_wins: int, draws: int, second) -> str:
     """ "alice 3 – 2 bob, 1 draw"."""
-    draws_text = f", {draws} draw{'s' if draws != 1 else ''}" if draws else ""
-    return f"{name(first)} {first_wins} – {second_wins} {name(second)}{draws_text}"
+    values = {
+        "first": name(first),
+        "first_wins": first_wins,
+        "second_wins": second_wins,
+        "second": name(second),
+        "draws": draws,
+    }
+    if not draws:
+        return gettext("%(first)s %(first_wins)s – %(second_wins)s %(second)s") % values
+    return (
+        ngettext(
+            "%(first)s %(first_wins)s – %(second_wins)s %(second)s, %(draws)s draw",
+            "%(first)s %(first_wins)s – %(second_wins)s %(second)s, %(draws)s draws",
+            draws,
+        )
+        % values
+    )
 
 
 def outcome_text(result: PlayerResult, viewer=None) -> str:
@@ -303,21 +370,41 @@ def outcome_text(result: PlayerResult, viewer=None) -> str:
     if result.outcome == ResultOutcome.ABORTED:
         return aborted_text(game, viewer)
     if result.outcome == ResultOutcome.SELF_PLAY:
-        own = viewer is not None and viewer.pk == result.player_id
-        return f"Against {'yourself' if own else 'themselves'} — {result_text(game)}"
-    label = ResultOutcome(result.outcome).label
-    text = f"{label} as {result.mark}"
-    if result.outcome == ResultOutcome.WIN and rules.Status(game.status).is_forfeit:
-        text += f" ({name(result.opponent)} forfeited)"
-    return text
+        if viewer is not None and viewer.pk == result.player_id:
+            text = gettext("Against yourself — %(result)s")
+        else:
+            text = gettext("Against themselves — %(result)s")
+        return text % {"result": result_text(game)}
+    values = {"mark": result.mark, "opponent": name(result.opponent)}
+    if result.outcome == ResultOutcome.WIN:
+        if rules.Status(game.status).is_forfeit:
+            return gettext("Won as %(mark)s (%(opponent)s forfeited)") % values
+        return gettext("Won as %(mark)s") % values
+    if result.outcome == ResultOutcome.LOSS:
+        return gettext("Lost as %(mark)s") % values
+    if result.outcome == ResultOutcome.FORFEIT:
+        return gettext("Forfeited as %(mark)s") % values
+    return gettext("Draw as %(mark)s") % values
 
 
 def streak_text(streak: Streak) -> str:
     if not streak.length:
-        return "none yet"
-    noun = {"win": "win", "loss": "loss", "draw": "draw"}[streak.kind]
-    plural = "es" if noun == "loss" else "s"
-    return f"{streak.length} {noun}{plural if streak.length != 1 else ''} in a row"
+        return gettext("none yet")
+    if streak.kind == "win":
+        text = ngettext(
+            "%(count)s win in a row", "%(count)s wins in a row", streak.length
+        )
+    elif streak.kind == "loss":
+        text = ngettext(
+            "%(count)s loss in a row", "%(count)s losses in a row", streak.length
+        )
+    elif streak.kind == "draw":
+        text = ngettext(
+            "%(count)s draw in a row", "%(count)s draws in a row", streak.length
+        )
+    else:
+        raise ValueError(f"not a streak: {streak.kind!r}")
+    return text % {"count": streak.length}
 
 
 @dataclass(frozen=True, slots=True)

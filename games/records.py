@@ -6,6 +6,8 @@ filters: plain values. The queries that fill them are on the models' managers
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from django.utils.translation import gettext_lazy, pgettext_lazy
+
 from . import rules
 from .results import ABORTED, SELF_PLAY
 
@@ -15,15 +17,16 @@ if TYPE_CHECKING:
 # A forfeit is a loss: in the "lost" filter and in a losing streak.
 LOSSES = [rules.Outcome.LOSS, rules.Outcome.FORFEIT]
 
-# Archive filter values (the `result` query parameter) and the outcomes
+# Archive filter values (the `result` query parameter, English and stable), the
+# label people read (translated when shown) and the outcomes
 # (PlayerResult.outcome) each selects.
 RESULT_FILTERS: dict[str, tuple[str, list[str]]] = {
-    "won": ("Won", [rules.Outcome.WIN]),
-    "lost": ("Lost (forfeits included)", LOSSES),
-    "forfeited": ("Forfeited", [rules.Outcome.FORFEIT]),
-    "draw": ("Draw", [rules.Outcome.DRAW]),
-    "self-play": ("Against yourself", [SELF_PLAY]),
-    "aborted": ("Aborted", [ABORTED]),
+    "won": (gettext_lazy("Won"), [rules.Outcome.WIN]),
+    "lost": (gettext_lazy("Lost (forfeits included)"), LOSSES),
+    "forfeited": (gettext_lazy("Forfeited"), [rules.Outcome.FORFEIT]),
+    "draw": (pgettext_lazy("a game's outcome", "Draw"), [rules.Outcome.DRAW]),
+    "self-play": (gettext_lazy("Against yourself"), [SELF_PLAY]),
+    "aborted": (pgettext_lazy("a game's outcome", "Aborted"), [ABORTED]),
 }
 
 

@@ -14,6 +14,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
+
+def gettext_noop(message: str) -> str:
+    """Marks `message` for the translation catalogs (makemessages looks for this
+    name) and returns it unchanged: this module imports no Django, so the layer
+    that shows a refusal translates it (games.exceptions.refusal_text)."""
+    return message
+
+
 SIZE = 3
 CELLS = SIZE * SIZE
 EMPTY = "-"
@@ -128,7 +136,7 @@ def outcome_for(status: Status, mark: Mark) -> Outcome:
 class Rejected(Exception):
     """Base of every reason an action is refused; `message` is for people."""
 
-    message = "That is not allowed."
+    message = gettext_noop("That is not allowed.")
 
     def __init__(self, message: str | None = None):
         super().__init__(message or self.message)
@@ -137,27 +145,31 @@ class Rejected(Exception):
 
 
 class MoveRejected(Rejected):
-    message = "That move is not allowed."
+    message = gettext_noop("That move is not allowed.")
 
 
 class OutsideBoard(MoveRejected):
-    message = "That cell is outside the board: row and column must be 0, 1 or 2."
+    message = gettext_noop(
+        "That cell is outside the board: row and column must be 0, 1 or 2."
+    )
 
 
 class CellOccupied(MoveRejected):
-    message = "That cell is already taken."
+    message = gettext_noop("That cell is already taken.")
 
 
 class GameOver(MoveRejected):
-    message = "The game is over: no more moves can be made."
+    message = gettext_noop("The game is over: no more moves can be made.")
 
 
 class NotYourTurn(MoveRejected):
-    message = "It is not your turn."
+    message = gettext_noop("It is not your turn.")
 
 
 class TooLateToAbort(Rejected):
-    message = "Two moves have been played: finish the game or forfeit on your turn."
+    message = gettext_noop(
+        "Two moves have been played: finish the game or forfeit on your turn."
+    )
 
 
 def cell_index(row: int, col: int) -> int:
@@ -296,9 +308,11 @@ class GameState:
     def forfeit(self, mark: Mark) -> GameState:
         """The opponent wins at once; allowed only on `mark`'s own turn."""
         if self.status.is_over:
-            raise GameOver("The game is over: there is nothing left to forfeit.")
+            raise GameOver(
+                gettext_noop("The game is over: there is nothing left to forfeit.")
+            )
         if mark != self.board.next_mark:
-            raise NotYourTurn("You can only forfeit on your own turn.")
+            raise NotYourTurn(gettext_noop("You can only forfeit on your own turn."))
         status = Status.X_FORFEITS if mark is Mark.X else Status.O_FORFEITS
         return GameState(self.board, status)
 
@@ -311,7 +325,9 @@ class GameState:
         """The game ends with no result; allowed to either player (on any turn)
         until both sides have moved."""
         if self.status.is_over:
-            raise GameOver("The game is over: there is nothing left to abort.")
+            raise GameOver(
+                gettext_noop("The game is over: there is nothing left to abort.")
+            )
         if not self.can_abort:
             raise TooLateToAbort()
         return GameState(self.board, Status.ABORTED)

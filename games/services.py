@@ -21,6 +21,7 @@ from django.contrib.auth.base_user import AbstractBaseUser as User
 from django.db import IntegrityError, connection, transaction
 from django.db.models import Case, Count, Exists, F, PositiveIntegerField, Q, When
 from django.utils import timezone
+from django.utils.translation import gettext_lazy, ngettext
 
 from . import rules, signals, sql
 from .exceptions import (
@@ -248,8 +249,14 @@ def _check_open_limit(creator) -> None:
     limit = settings.GAMES_MAX_OPEN_PER_USER
     if Game.objects.open_by(creator).count() >= limit:
         raise TooManyOpenGames(
-            f"You already have {limit} open games waiting for players. "
-            "Wait for someone to join one of them."
+            ngettext(
+                "You already have %(limit)s open game waiting for players. "
+                "Wait for someone to join it.",
+                "You already have %(limit)s open games waiting for players. "
+                "Wait for someone to join one of them.",
+                limit,
+            )
+            % {"limit": limit}
         )
 
 
@@ -264,14 +271,26 @@ def _check_unstarted_limits(creator, opponent) -> None:
     per_opponent = settings.GAMES_MAX_UNSTARTED_PER_OPPONENT
     if counts["total"] >= per_user:
         raise TooManyUnstartedGames(
-            f"You already have {per_user} games in which your opponent has not "
-            "moved yet. Wait for them to move, or abort one of those games."
+            ngettext(
+                "You already have %(limit)s game in which your opponent has not "
+                "moved yet. Wait for them to move, or abort that game.",
+                "You already have %(limit)s games in which your opponent has not "
+                "moved yet. Wait for them to move, or abort one of those games.",
+                per_user,
+            )
+            % {"limit": per_user}
         )
     if counts["against"] >= per_opponent:
         raise TooManyUnstartedGames(
-            f"You already have {per_opponent} games against "
-            f"{opponent.get_username()} in which they have not moved yet. Wait for "
-            "them to move, or abort one of those games."
+            ngettext(
+                "You already have %(limit)s game against %(username)s in which "
+                "they have not moved yet. Wait for them to move, or abort that game.",
+                "You already have %(limit)s games against %(username)s in which "
+                "they have not moved yet. Wait for them to move, or abort one of "
+                "those games.",
+                per_opponent,
+            )
+            % {"limit": per_opponent, "username": opponent.get_username()}
         )
 
 
@@ -331,10 +350,12 @@ def join_game(*, game_id: int, user: User) -> Game:
 def _join(game: Game, user) -> Game:
     """`user` takes the free side of the locked open `game`."""
     if game.is_aborted:
-        raise rules.GameOver("This game was aborted: it cannot be joined.")
+        raise rules.GameOver(
+            gettext_lazy("This game was aborted: it cannot be joined.")
+        )
     if game.is_player(user):
         raise AlreadyInGame(
-            "You created this game: share its address with an opponent."
+            gettext_lazy("You created this game: share its address with an opponent.")
             if game.is_waiting
             else None
         )
@@ -392,9 +413,14 @@ def invited_game(*, game_id: int, secret: str) -> Game:
         raise InvitationNotFound()
     if not game.is_waiting:
         raise InvitationGone(
-            "This invitation was withdrawn: the game was aborted before anyone joined."
+            gettext_lazy(
+                "This invitation was withdrawn: the game was aborted before "
+                "anyone joined."
+            )
             if game.is_aborted
-            else "This invitation has been used: someone already joined the game."
+            else gettext_lazy(
+                "This invitation has been used: someone already joined the game."
+            )
         )
     return game
 

@@ -15,7 +15,9 @@ from django.contrib.messages import get_messages
 from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils import translation
 from django.utils.http import urlencode
+from django.utils.translation import gettext, ngettext
 
 from accounts import guests, rate_limits, refusals
 from accounts.guests import is_guest
@@ -26,6 +28,7 @@ from .exceptions import (
     GameNotFound,
     InvitationGone,
     InvitationNotFound,
+    refusal_text,
     status_for,
 )
 from .forms import ArchiveForm, MoveForm, NewGameForm, ReplayForm
@@ -43,7 +46,7 @@ def _game_or_404(game_id: int, viewer) -> Game:
     try:
         return Game.objects.for_page(game_id, viewer)
     except Game.DoesNotExist:
-        raise Http404(GameNotFound.message) from None
+        raise Http404(refusal_text(GameNotFound())) from None
 
 
 def game_context(game: Game, viewer) -> dict:
@@ -192,11 +195,17 @@ def _too_many_changes(response, wait: timedelta):
 
 def _create_abort_refusal(wait: timedelta) -> str:
     limit = settings.GAMES_CREATE_ABORT_LIMIT
-    return (
-        f"You have created or aborted {limit} game{'s' if limit != 1 else ''} "
-        f"in {refusals.wait_text(settings.GAMES_CREATE_ABORT_WINDOW)}. "
-        f"Please wait {refusals.wait_text(wait)} and try again."
-    )
+    return ngettext(
+        "You have created or aborted %(limit)s game in %(window)s. "
+        "Please wait %(wait)s and try again.",
+        "You have created or aborted %(limit)s games in %(window)s. "
+        "Please wait %(wait)s and try again.",
+        limit,
+    ) % {
+        "limit": limit,
+        "window": refusals.wait_text(settings.GAMES_CREATE_ABORT_WINDOW),
+        "wait": refusals.wait_text(wait),
+    }
 
 
 @post_only
@@ -222,7 +231,7 @@ def new_game(request):
                 side=form.cleaned_data["side"],
             )
     except rules.Rejected as exc:
-        form.add_error(None, exc.message)
+        form.add_error(None, refusal_text(exc))
         return _render_lobby(request, form, status=status_for(exc))
     return redirect(game)
 
@@ -246,10 +255,13 @@ def _render_replay(request, game: Game):
     ply = form.cleaned_data["ply"]
     if ply > game.move_count:
         count = game.move_count
-        message = (
-            f"There is no move {ply} to show: this game has {count} "
-            f"move{'s' if count != 1 else ''} (ply 0 to {count})."
-        )
+        message = ngettext(
+            "There is no move %(ply)s to show: this game has %(count)s move "
+            "(ply 0 to %(count)s).",
+            "There is no move %(ply)s to show: this game has %(count)s moves "
+            "(ply 0 to %(count)s).",
+            count,
+        ) % {"ply": ply, "count": count}
         return _render_game(request, game, error=message, status=400)
     context = game_context(game, request.user) | {
         "rows": presentation.cells(game, ply),
@@ -305,8 +317,10 @@ def live_stream_unavailable(request, game_id: int | None = None):
 def game_state(request, game_id: int):
     try:
         game = _game_or_404(game_id, request.user)
-    except Http404 as exc:
-        return JsonResponse({"error": str(exc)}, status=404)
+    except Http404:
+        # For programs, as its fields are: English in every language.
+        with translation.override("en"):
+            return JsonResponse({"error": str(GameNotFound.message)}, status=404)
     return JsonResponse(presentation.snapshot(game))
 
 
@@ -316,7 +330,7 @@ def _perform(request, game_id: int, action, **arguments):
     try:
         game = action(game_id=game_id, user=request.user, **arguments)
     except rules.Rejected as exc:
-        return _rejected(request, game_id, exc.message, status_for(exc))
+        return _rejected(request, game_id, refusal_text(exc), status_for(exc))
     return redirect(game)
 
 
@@ -334,7 +348,7 @@ def play_move(request, game_id: int):
 def join_game(request, game_id: int):
     response = _perform(request, game_id, services.join_game)
     if response.status_code == 302:
-        messages.success(request, "You joined the game.")
+        messages.success(request, gettext("You joined the game."))
     return response
 
 
@@ -368,7 +382,10 @@ def _player_or_404(username: str):
         .first()
     )
     if player is None:
-        raise Http404(f"There is no player called “{username}”.")
+        raise Http404(
+            gettext("There is no player called “%(username)s”.")
+            % {"username": username}
+        )
     return player
 
 
@@ -403,12 +420,17 @@ def block_player(request, username: str):
     try:
         services.block_player(blocker=request.user, blocked=player)
     except rules.Rejected as exc:
-        return _message_page(request, "Not blocked", exc.message, status_for(exc))
+        return _message_page(
+            request, gettext("Not blocked"), refusal_text(exc), status_for(exc)
+        )
     messages.success(
         request,
-        f"You blocked {player.get_username()}: they cannot start games with you, "
-        "see your open games or use your invitation links. Games already "
-        "running go on.",
+        gettext(
+            "You blocked %(username)s: they cannot start games with you, "
+            "see your open games or use your invitation links. Games already "
+            "running go on."
+        )
+        % {"username": player.get_username()},
     )
     return redirect("player_detail", player.get_username())
 
@@ -418,7 +440,10 @@ def block_player(request, username: str):
 def unblock_player(request, username: str):
     player = _player_or_404(username)
     services.unblock_player(blocker=request.user, blocked=player)
-    messages.success(request, f"You unblocked {player.get_username()}.")
+    messages.success(
+        request,
+        gettext("You unblocked %(username)s.") % {"username": player.get_username()},
+    )
     return redirect("player_detail", player.get_username())
 
 
@@ -450,9 +475,11 @@ def _render_invitation(
     try:
         game = services.invited_game(game_id=game_id, secret=secret)
     except InvitationNotFound as exc:
-        raise Http404(exc.message) from None
+        raise Http404(refusal_text(exc)) from None
     except InvitationGone as exc:
-        return _message_page(request, "Invitation closed", exc.message, 410)
+        return _message_page(
+            request, gettext("Invitation closed"), refusal_text(exc), 410
+        )
     inviter = game.player_x or game.player_o
     user = request.user
     if (
@@ -461,7 +488,7 @@ def _render_invitation(
         and user.pk != inviter.pk
         and Block.objects.blocks(blocker=inviter, blocked=user)
     ):
-        error, status = Blocked(inviter).message, 403
+        error, status = refusal_text(Blocked(inviter)), 403
     context = {
         "game": game,
         "inviter": inviter,
@@ -503,9 +530,9 @@ def invitation_join(request, game_id: int, secret: str):
         )
     except rules.Rejected as exc:
         return _render_invitation(
-            request, game_id, secret, error=exc.message, status=status_for(exc)
+            request, game_id, secret, error=refusal_text(exc), status=status_for(exc)
         )
-    messages.success(request, "You joined the game.")
+    messages.success(request, gettext("You joined the game."))
     return redirect(game)
 
 

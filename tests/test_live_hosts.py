@@ -71,7 +71,7 @@ def test_a_move_through_one_server_process_reaches_a_stream_on_another(backend):
         alice.post(f"{b}{game_path}move/", f"{b}{game_path}", row=1, col=1, ply=0)
         assert watcher.next() == ("id", 2)
         _, html = bob.get(f"{a}{game_path}live/")
-        assert "<li>1. X (1, 1)</li>" in html
+        assert "<li>1. X: row 2, column 2</li>" in html
         watcher.close()
 
 

@@ -103,9 +103,9 @@ def test_reconnecting_with_last_event_id_receives_exactly_what_it_missed(
     assert following == {"id": str(missed + 1), "data": str(missed + 1)}
     # What the page then fetches shows the missed moves, once each.
     html = bob_client.get(reverse("game_live", args=[game.pk])).content.decode()
-    assert html.count("<li>1. X (0, 0)</li>") == 1
-    assert html.count("<li>2. O (1, 1)</li>") == 1
-    assert html.count("<li>3. X (2, 2)</li>") == 1
+    assert html.count("<li>1. X: row 1, column 1</li>") == 1
+    assert html.count("<li>2. O: row 2, column 2</li>") == 1
+    assert html.count("<li>3. X: row 3, column 3</li>") == 1
 
 
 @pytest.mark.django_db(transaction=True)

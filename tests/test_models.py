@@ -122,7 +122,8 @@ def test_series_pair_is_ordered_and_unique(alice, bob, game):
 def test_game_str_and_url(game):
     assert str(game) == f"Game {game.pk}: alice vs bob"
     assert game.get_absolute_url() == f"/games/{game.pk}/"
-    assert str(Move(sequence_number=1, player="X", row=0, col=2)) == "1. X (0, 2)"
+    move = Move(sequence_number=1, player="X", row=0, col=2)
+    assert str(move) == "1. X: row 1, column 3"
 
 
 def test_marks_for_each_kind_of_viewer(game, alice, bob, carol):

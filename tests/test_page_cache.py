@@ -360,7 +360,7 @@ def test_a_lobby_with_a_message_is_not_cached(db, django_assert_num_queries):
             400,
             "There is no player called “nobody”.",
         ),
-        ({"opponent": "", "side": "x"}, 429, "You already have 1 open games"),
+        ({"opponent": "", "side": "x"}, 429, "You already have 1 open game waiting"),
     ],
     ids=["unknown opponent", "too many open games"],
 )

@@ -61,27 +61,53 @@ def test_every_cell_has_a_name(client_for, game, alice, bob, carol, play):
         "Place O in row 3, column 2",
         "Place O in row 3, column 3",
     ]
-    assert '<span class="visually-hidden">Row 2, column 2: X</span>' in as_bob
+    assert '<span class="visually-hidden">X: row 2, column 2</span>' in as_bob
     as_carol = client_for(carol).get(f"/games/{game.pk}/").content.decode()
     assert "cell-button" not in as_carol
-    assert '<span class="visually-hidden">Row 1, column 3: empty</span>' in as_carol
+    assert '<span class="visually-hidden">Empty: row 1, column 3</span>' in as_carol
 
 
 def test_the_winning_line_is_named(client_for, game, alice, play):
     play(game, *X_WINS)
     page = client_for(alice).get(f"/games/{game.pk}/").content.decode()
-    names = re.findall(r'<span class="visually-hidden">(Row [^<]+)</span>', page)
+    names = re.findall(r'<span class="visually-hidden">(\w+: row [^<]+)</span>', page)
     assert names == [
-        "Row 1, column 1: X, winning line",
-        "Row 1, column 2: X, winning line",
-        "Row 1, column 3: X, winning line",
-        "Row 2, column 1: O",
-        "Row 2, column 2: O",
-        "Row 2, column 3: empty",
-        "Row 3, column 1: empty",
-        "Row 3, column 2: empty",
-        "Row 3, column 3: empty",
+        "X: row 1, column 1, winning line",
+        "X: row 1, column 2, winning line",
+        "X: row 1, column 3, winning line",
+        "O: row 2, column 1",
+        "O: row 2, column 2",
+        "Empty: row 2, column 3",
+        "Empty: row 3, column 1",
+        "Empty: row 3, column 2",
+        "Empty: row 3, column 3",
     ]
+
+
+def test_one_way_to_name_a_cell_everywhere(client_for, game, alice, bob, carol, play):
+    """Issue 37, point 6: the move list, the replay's move list, a taken cell's
+    accessible name, the empty cells' buttons and the announcement all name X's
+    move at (0, 2) "row 1, column 3"; state.json keeps (0, 2)."""
+    play(game, (0, 2))
+    named = "X: row 1, column 3"
+    as_carol = client_for(carol)
+    page = as_carol.get(f"/games/{game.pk}/").content.decode()
+    assert f"<li>1. {named}</li>" in page
+    assert f'<span class="visually-hidden">{named}</span>' in page
+    replay = as_carol.get(f"/games/{game.pk}/?ply=1").content.decode()
+    assert re.findall(r'aria-current="step"[^>]*><a href="[^"]+">([^<]+)<', replay) == [
+        f"1. {named}"
+    ]
+    assert f'<span class="visually-hidden">{named}</span>' in replay
+    assert live_state(as_carol, game)["data-announce"] == (
+        "alice played X in row 1, column 3. Waiting for bob (O)."
+    )
+    as_bob = client_for(bob).get(f"/games/{game.pk}/").content.decode()
+    assert 'aria-label="Place O in row 1, column 2"' in as_bob
+    assert f'<span class="visually-hidden">{named}</span>' in as_bob
+    state = as_carol.get(f"/games/{game.pk}/state.json").json()
+    assert state["moves"] == [{"sequence_number": 1, "player": "X", "row": 0, "col": 2}]
+    assert state["board"][0] == [None, None, "X"]
 
 
 # -- the live region --------------------------------------------------------
@@ -292,7 +318,7 @@ def test_the_notify_control_is_hidden_until_its_script_shows_it(
     client_for, game, alice, path
 ):
     page = client_for(alice).get(path.format(pk=game.pk)).content.decode()
-    assert '<p class="notify-control" data-notify-control hidden>' in page
+    assert '<p class="notify-control" data-notify-control hidden ' in page
     assert "Notify me when it is my turn</button>" in page
 
 

@@ -11,7 +11,7 @@ from .conftest import snapshot_tables
 
 # X wins on the diagonal at move 7, after both sides have played.
 WIN_IN_7 = [(0, 0), (0, 1), (1, 1), (0, 2), (1, 0), (2, 0), (2, 2)]
-CELL_LABEL = re.compile(r'<span class="visually-hidden">Row (\d), column (\d): (\w+)')
+CELL_LABEL = re.compile(r'<span class="visually-hidden">(\w+): row (\d), column (\d)')
 BAD_PLY = "ply must be a whole number of moves, from 0 to the number played."
 
 
@@ -26,10 +26,10 @@ def text(response) -> str:
 
 def shown_board(response) -> str:
     """The board on a read-only page, as the 9-character board string."""
-    marks = {"X": "X", "O": "O", "empty": rules.EMPTY}
+    marks = {"X": "X", "O": "O", "Empty": rules.EMPTY}
     cells = {
         (int(row) - 1, int(col) - 1): marks[mark]
-        for row, col, mark in CELL_LABEL.findall(text(response))
+        for mark, row, col in CELL_LABEL.findall(text(response))
     }
     assert len(cells) == rules.CELLS
     return "".join(cells[divmod(index, 3)] for index in range(rules.CELLS))
@@ -59,7 +59,7 @@ def test_the_current_move_is_marked_and_the_links_step(finished, client_for, bob
     url = finished.get_absolute_url()
     page = text(client.get(f"{url}?ply=3"))
     assert re.findall(r'aria-current="step"[^>]*><a href="[^"]+">([^<]+)<', page) == [
-        "3. X (1, 1)"
+        "3. X: row 2, column 2"
     ]
     assert f'href="{url}?ply=0" data-key="Home">« First' in page
     assert f'href="{url}?ply=2" rel="prev" data-key="ArrowLeft">' in page

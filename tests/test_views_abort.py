@@ -41,7 +41,7 @@ def test_an_aborted_game_says_who_and_offers_a_rematch(as_alice, as_bob, game, p
     alice_page = text(as_alice.get(f"/games/{game.pk}/"))
     assert "Aborted by bob." in alice_page
     assert "Rematch (sides swapped)" in alice_page
-    assert "1. X (0, 0)" in alice_page  # kept, with its moves
+    assert "1. X: row 1, column 1" in alice_page  # kept, with its moves
     assert not ABORT_FORM.search(alice_page)
     assert "Aborted by you." in text(as_bob.get(f"/games/{game.pk}/"))
     rematch = as_alice.post(f"/games/{game.pk}/rematch/")

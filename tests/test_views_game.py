@@ -85,8 +85,8 @@ def test_x_wins(as_alice, as_bob, game):
     assert text(page).count("cell cell-win") == 3
     assert buttons(page) == set()
     assert "Rematch (sides swapped)" in text(page)
-    assert "1. X (0, 0)" in text(page)
-    assert "5. X (0, 2)" in text(page)
+    assert "1. X: row 1, column 1" in text(page)
+    assert "5. X: row 1, column 3" in text(page)
 
 
 def test_o_wins(as_alice, as_bob, game):
@@ -310,7 +310,7 @@ def test_buttons_exactly_in_empty_cells_for_the_player_to_move(
     assert spectator.status_code == 200
     assert buttons(spectator) == set()
     assert "Forfeit" not in text(spectator)
-    assert "Row 2, column 2: X" in text(spectator)
+    assert "X: row 2, column 2" in text(spectator)
     assert 'aria-label="Place O in row 1, column 1"' in text(bob_page)
 
 

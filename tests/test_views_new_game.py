@@ -90,7 +90,10 @@ def test_open_game_limit_is_a_429_with_a_message(as_alice, settings):
     assert as_alice.post("/games/new/", {}).status_code == 302
     response = as_alice.post("/games/new/", {})
     assert response.status_code == 429
-    assert "You already have 1 open games waiting for players." in text(response)
+    assert (
+        "You already have 1 open game waiting for players. "
+        "Wait for someone to join it." in text(response)
+    )
     assert Game.objects.count() == 1
 
 
@@ -117,7 +120,7 @@ def test_challenge_limits_are_a_429_with_a_message(as_alice, bob, carol, setting
     again = as_alice.post("/games/new/", {"opponent": "bob"})
     assert again.status_code == 429
     assert (
-        "You already have 1 games against bob in which they have not moved yet."
+        "You already have 1 game against bob in which they have not moved yet."
         in text(again)
     )
     assert as_alice.post("/games/new/", {"opponent": "carol"}).status_code == 302

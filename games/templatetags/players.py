@@ -1,15 +1,20 @@
 """{{ user|player_name }}: a player's name as every page shows it;
-{% player_link user %}: that name linked to their page;
+{% player_link user %}: that name linked to their page ({% player_link user as
+name %} keeps it for a {% blocktranslate %} sentence);
 {{ user|is_guest }}: whether they are a guest; {% guest_refusal %}: what a
 guest reads where a page offers them nothing;
 {% blocked_players_of user %}: whom they blocked."""
 
 from django import template
+from django.urls import reverse
+from django.utils.html import format_html
+from django.utils.safestring import SafeString
+from django.utils.translation import gettext
 
 from accounts import guests
 
 from .. import presentation
-from ..models import Block
+from ..models import Block, open_side
 
 register = template.Library()
 
@@ -28,13 +33,22 @@ def is_guest(user) -> bool:
 
 @register.simple_tag
 def guest_refusal() -> str:
-    return guests.GUEST_REFUSAL
+    """In the active language, whether accounts.guests marks it lazily or with
+    gettext_noop (a text already translated comes back as it is)."""
+    return gettext(str(guests.GUEST_REFUSAL))
 
 
-@register.inclusion_tag("games/snippets/player_link.html")
-def player_link(user) -> dict:
-    """The name linked to the player's page; "(open)" for None (a free side)."""
-    return {"player": user}
+@register.simple_tag
+def player_link(user) -> SafeString:
+    """The name linked to the player's page; "(open)" for None (a free side).
+    No newline around it: the link sits inside sentences."""
+    if user is None:
+        return format_html("{}", open_side())
+    return format_html(
+        '<a href="{}">{}</a>',
+        reverse("player_detail", args=[user.get_username()]),
+        presentation.name(user),
+    )
 
 
 @register.inclusion_tag("games/blocked_players.html")

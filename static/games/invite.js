@@ -1,6 +1,8 @@
 // The "Copy link" button next to an invitation link on the game page. Without
 // JavaScript the button stays hidden and the link is plain selectable text.
 // Delegated from the document: static/games/live.js replaces the live part.
+// What it says comes from the page, in its language (data-copied,
+// data-copy-failed on the link's box).
 (function () {
   "use strict";
 
@@ -18,10 +20,10 @@
     var input = box.querySelector("[data-invitation-url]");
     var state = box.querySelector("[data-copy-state]");
     navigator.clipboard.writeText(input.value).then(
-      function () { state.textContent = "Copied."; },
+      function () { state.textContent = box.dataset.copied; },
       function () {
         input.select();
-        state.textContent = "Could not copy: the link is selected, copy it yourself.";
+        state.textContent = box.dataset.copyFailed;
       }
     );
   });

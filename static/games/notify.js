@@ -8,7 +8,9 @@
 // new change. Your own moves never carry one. Of all the hidden tabs of this
 // browser that see the same change, one shows it: the one that gets the lock
 // named by its key. The choice is kept in localStorage; the browser's
-// permission is asked for only when the button is pressed.
+// permission is asked for only when the button is pressed. Every word this
+// script shows comes from the page, in its language: the notices' titles and
+// bodies, and the control's states (data-state-on, -off and -blocked).
 (function () {
   "use strict";
 
@@ -41,10 +43,11 @@
 
   function showState() {
     button.setAttribute("aria-pressed", isOn() ? "true" : "false");
+    var words = control.dataset;
     if (Notification.permission === "denied") {
-      state.textContent = "Blocked by the browser";
+      state.textContent = words.stateBlocked;
     } else {
-      state.textContent = isOn() ? "On" : "Off";
+      state.textContent = isOn() ? words.stateOn : words.stateOff;
     }
   }
 

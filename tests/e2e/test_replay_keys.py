@@ -37,7 +37,7 @@ def test_keys_step_through_a_finished_game(player):
     page.keyboard.press("ArrowRight")
     at_ply(page, 2)
     assert alice.board() == "X--O-----"
-    expect(page.locator("[aria-current=step]")).to_have_text("2. O (1, 0)")
+    expect(page.locator("[aria-current=step]")).to_have_text("2. O: row 2, column 1")
 
     page.keyboard.press("End")
     at_ply(page, 5)

@@ -153,5 +153,5 @@ def test_waiting_player_and_spectator_get_no_cell_buttons(player):
         expect(watcher.page.get_by_text("Forfeit…")).to_have_count(0)
         assert watcher.board() == "----X----"
     # A spectator's board is read-only even to a screen reader: labels, no controls.
-    expect(carol.cell(1, 1)).to_contain_text("Row 2, column 2: X")
+    expect(carol.cell(1, 1)).to_contain_text("X: row 2, column 2")
     expect(carol.page.locator(".board form")).to_have_count(0)
