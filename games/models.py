@@ -434,6 +434,7 @@ class Game(models.Model):
     player_x = models.ForeignKey(
         settings.AUTH_USER_MODEL,
         on_delete=models.PROTECT,
+        verbose_name=gettext_lazy("player X"),
         related_name="games_as_x",
         null=True,
         blank=True,
@@ -441,23 +442,33 @@ class Game(models.Model):
     player_o = models.ForeignKey(
         settings.AUTH_USER_MODEL,
         on_delete=models.PROTECT,
+        verbose_name=gettext_lazy("player O"),
         related_name="games_as_o",
         null=True,
         blank=True,
     )
     status = models.CharField(
-        max_length=16, choices=GameStatus.choices, default=GameStatus.IN_PROGRESS
+        gettext_lazy("status"),
+        max_length=16,
+        choices=GameStatus.choices,
+        default=GameStatus.IN_PROGRESS,
     )
     # Denormalised so that a game renders from its own row; Move rows are the
     # history and the audit trail, and must replay to this board.
-    board = models.CharField(max_length=rules.CELLS, default=rules.EMPTY * rules.CELLS)
-    move_count = models.PositiveSmallIntegerField(default=0)
+    board = models.CharField(
+        gettext_lazy("board"),
+        max_length=rules.CELLS,
+        default=rules.EMPTY * rules.CELLS,
+    )
+    move_count = models.PositiveSmallIntegerField(gettext_lazy("moves"), default=0)
     # The cells in the order they were played, one digit (row * 3 + col) each:
     # the move list and replay render from this row without reading Move rows.
     move_order = models.CharField(max_length=rules.CELLS, default="", blank=True)
-    winning_line = models.PositiveSmallIntegerField(null=True, blank=True)
+    winning_line = models.PositiveSmallIntegerField(
+        gettext_lazy("winning line"), null=True, blank=True
+    )
     # Bumped by every change (join, move, forfeit): what live viewers compare.
-    version = models.PositiveIntegerField(default=1)
+    version = models.PositiveIntegerField(gettext_lazy("version"), default=1)
     series = models.ForeignKey(
         Series, on_delete=models.PROTECT, related_name="games", null=True, blank=True
     )
@@ -483,13 +494,15 @@ class Game(models.Model):
         null=True,
         blank=True,
     )
-    created_at = models.DateTimeField(auto_now_add=True)
-    updated_at = models.DateTimeField(auto_now=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(gettext_lazy("created"), auto_now_add=True)
+    updated_at = models.DateTimeField(gettext_lazy("updated"), auto_now=True)
+    finished_at = models.DateTimeField(gettext_lazy("finished"), null=True, blank=True)
 
     objects = GameManager()
 
     class Meta:
+        verbose_name = gettext_lazy("game")
+        verbose_name_plural = gettext_lazy("games")
         ordering = ["-updated_at", "-id"]
         indexes = [
             models.Index(fields=["player_x", "-updated_at"], name="game_x_recent"),
@@ -741,14 +754,24 @@ GAME_PAGE_FIELDS = _page_fields(Game)
 
 
 class Move(models.Model):
-    game = models.ForeignKey(Game, on_delete=models.CASCADE, related_name="moves")
-    sequence_number = models.PositiveSmallIntegerField()
-    row = models.PositiveSmallIntegerField()
-    col = models.PositiveSmallIntegerField()
-    player = models.CharField(max_length=1, choices=MarkChoice.choices)
-    created_at = models.DateTimeField(auto_now_add=True)
+    game = models.ForeignKey(
+        Game,
+        on_delete=models.CASCADE,
+        verbose_name=gettext_lazy("game"),
+        related_name="moves",
+    )
+    sequence_number = models.PositiveSmallIntegerField(gettext_lazy("number"))
+    # Zero-based, as the rules count; pages name the cell 1-based.
+    row = models.PositiveSmallIntegerField(gettext_lazy("row (0–2)"))
+    col = models.PositiveSmallIntegerField(gettext_lazy("column (0–2)"))
+    player = models.CharField(
+        gettext_lazy("mark"), max_length=1, choices=MarkChoice.choices
+    )
+    created_at = models.DateTimeField(gettext_lazy("played"), auto_now_add=True)
 
     class Meta:
+        verbose_name = gettext_lazy("move")
+        verbose_name_plural = gettext_lazy("moves")
         ordering = ["game", "sequence_number"]
         constraints = [
             models.UniqueConstraint(
@@ -1061,16 +1084,24 @@ class Block(models.Model):
     already running and both records are untouched."""
 
     blocker = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="blocks"
+        settings.AUTH_USER_MODEL,
+        on_delete=models.CASCADE,
+        verbose_name=gettext_lazy("blocker"),
+        related_name="blocks",
     )
     blocked = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="blocked_by"
+        settings.AUTH_USER_MODEL,
+        on_delete=models.CASCADE,
+        verbose_name=gettext_lazy("blocked player"),
+        related_name="blocked_by",
     )
-    created_at = models.DateTimeField(auto_now_add=True)
+    created_at = models.DateTimeField(gettext_lazy("created"), auto_now_add=True)
 
     objects = BlockQuerySet.as_manager()
 
     class Meta:
+        verbose_name = gettext_lazy("block")
+        verbose_name_plural = gettext_lazy("blocks")
         constraints = [
             models.UniqueConstraint(
                 fields=["blocker", "blocked"], name="block_unique_pair"
