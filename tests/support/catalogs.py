@@ -79,10 +79,13 @@ def catalog_dirs() -> list[Path]:
     from django.apps import apps
     from django.conf import settings
 
+    # Installed packages are not ours, even with the virtualenv inside ROOT.
+    installed = Path(sys.prefix).resolve()
     dirs = [Path(path).resolve() for path in settings.LOCALE_PATHS]
     for config in apps.get_app_configs():
         path = Path(config.path).resolve() / "locale"
-        if path.is_relative_to(ROOT) and path.is_dir():
+        ours = path.is_relative_to(ROOT) and not path.is_relative_to(installed)
+        if ours and path.is_dir():
             dirs.append(path)
     return dirs
 
