@@ -1,17 +1,21 @@
 """allauth's forms where this site asks for more: login by any spelling of the
 name, a password check that counts like a login, resets only to confirmed
-addresses, and the form to close an account; the admin's user forms, which
-refuse another spelling of a taken name."""
+addresses, and the form to close an account; a player's language and time
+zone; the admin's user forms, which refuse another spelling of a taken name."""
+
+import functools
+import zoneinfo
 
 from allauth.account import forms as allauth_forms
 from allauth.account.adapter import get_adapter
 from django import forms
+from django.conf import settings
 from django.contrib.auth import forms as auth_forms
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
 from django.utils.translation import gettext_lazy as _
 
-from . import usernames
+from . import preferences, usernames
 
 WRONG_PASSWORD = _("That is not your current password.")
 JUST_TAKEN = _("That username was just taken: choose another.")
@@ -110,6 +114,79 @@ class CloseAccountForm(forms.Form):
 class TurnEmailForm(forms.Form):
     enabled = forms.BooleanField(
         required=False, label=_("Email me when a game has waited on my move")
+    )
+
+
+# The refusals of the language menu and of the browser's zone
+# (accounts.preference_views), in the same words.
+NOT_A_LANGUAGE = _("That is not one of the languages this site is offered in.")
+NOT_A_ZONE = _(
+    "That is not the name of a time zone, such as Europe/Paris or America/Sao_Paulo."
+)
+
+
+class LanguageSelect(forms.Select):
+    """Each language named in itself, marked as such (`lang`), as the
+    language menu of base.html names them."""
+
+    def create_option(self, name, value, *args, **kwargs):
+        option = super().create_option(name, value, *args, **kwargs)
+        if value:
+            option["attrs"]["lang"] = value
+        return option
+
+
+def language_choices() -> list[tuple[str, str]]:
+    return [("", _("Your browser's language")), *settings.LANGUAGES]
+
+
+@functools.cache
+def zone_groups() -> tuple[tuple[str, tuple[tuple[str, str], ...]], ...]:
+    """The zones a player may choose (those accounts.preferences stores as
+    they are named: no alias of UTC, nor the server's own), by region:
+    ("Asia", (("Asia/Tokyo", "Tokyo"), ...)). Names without a region
+    ("Japan", "EST") come last, under "" (the form names that group)."""
+    groups: dict[str, list[tuple[str, str]]] = {}
+    for name in sorted(zoneinfo.available_timezones()):
+        if name == "UTC" or preferences.zone_named(name) != name:
+            continue
+        region, _slash, place = name.partition("/")
+        if not place:
+            region, place = "", name
+        groups.setdefault(region, []).append((name, place.replace("_", " ")))
+    return tuple(
+        (region, tuple(groups[region]))
+        for region in sorted(groups, key=lambda region: (region == "", region))
+    )
+
+
+def zone_choices() -> list:
+    choices: list = [
+        ("", _("Not set: shown in UTC until your browser tells us")),
+        ("UTC", "UTC"),
+    ]
+    for region, zones in zone_groups():
+        choices.append((region or _("Other names"), list(zones)))
+    return choices
+
+
+class PreferencesForm(forms.Form):
+    """The account page "Language and time": blank is "not chosen" for each."""
+
+    language = forms.ChoiceField(
+        label=_("Language"),
+        required=False,
+        choices=language_choices,
+        widget=LanguageSelect,
+        help_text=_("The language of the pages and of the emails we send you."),
+        error_messages={"invalid_choice": NOT_A_LANGUAGE},
+    )
+    time_zone = forms.ChoiceField(
+        label=_("Time zone"),
+        required=False,
+        choices=zone_choices,
+        help_text=_("Every time on the site is shown in this zone, named."),
+        error_messages={"invalid_choice": NOT_A_ZONE},
     )
 
 

@@ -4,19 +4,26 @@
 the languages the site ships, and for a logged-in player also saved on the
 account and in their session. `set_time_zone` takes the zone the browser names
 (static/games/timezone.js): saved on the account of a player, a cookie for a
-visitor. Anything else is refused with a 400 that says why, and changes
-nothing.
+visitor. `preferences_page` is the account page "Language and time", where a
+player sees and changes both. Anything else is refused with a 400 that says
+why, and changes nothing.
 """
 
 from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
 from django.http import HttpResponse
-from django.shortcuts import render
+from django.shortcuts import redirect, render
+from django.utils import translation
 from django.utils.translation import gettext, gettext_lazy
 from django.views import i18n
 
 from games.http import allow_methods
 
 from . import preferences
+from .forms import PreferencesForm
+from .models import Preferences
+from .views import account_methods
 
 post_only = allow_methods(
     "POST", hint=gettext_lazy("Use the language menu at the top of the page.")
@@ -27,6 +34,44 @@ def _refused(request, title: str, message: str):
     return render(
         request, "error.html", {"title": title, "message": message}, status=400
     )
+
+
+def set_language_cookie(response, code: str) -> None:
+    """The language cookie as Django's set_language writes it; none for ""
+    ("the browser's language": no choice saved, no cookie)."""
+    if code:
+        response.set_cookie(
+            settings.LANGUAGE_COOKIE_NAME,
+            code,
+            max_age=settings.LANGUAGE_COOKIE_AGE,
+            path=settings.LANGUAGE_COOKIE_PATH,
+            domain=settings.LANGUAGE_COOKIE_DOMAIN,
+            secure=settings.LANGUAGE_COOKIE_SECURE,
+            httponly=settings.LANGUAGE_COOKIE_HTTPONLY,
+            samesite=settings.LANGUAGE_COOKIE_SAMESITE,
+        )
+    else:
+        response.delete_cookie(
+            settings.LANGUAGE_COOKIE_NAME,
+            path=settings.LANGUAGE_COOKIE_PATH,
+            domain=settings.LANGUAGE_COOKIE_DOMAIN,
+            samesite=settings.LANGUAGE_COOKIE_SAMESITE,
+        )
+
+
+def browser_language(request) -> str:
+    """The language the browser asks for (Accept-Language), as the next page
+    picks it once the language cookie is gone."""
+    cookies = request.COOKIES
+    request.COOKIES = {
+        name: value
+        for name, value in cookies.items()
+        if name != settings.LANGUAGE_COOKIE_NAME
+    }
+    try:
+        return translation.get_language_from_request(request)
+    finally:
+        request.COOKIES = cookies
 
 
 @post_only
@@ -40,13 +85,7 @@ def set_language(request):
         )
     response = i18n.set_language(request)
     if not code:
-        # "The browser's language": no choice saved, no cookie.
-        response.delete_cookie(
-            settings.LANGUAGE_COOKIE_NAME,
-            path=settings.LANGUAGE_COOKIE_PATH,
-            domain=settings.LANGUAGE_COOKIE_DOMAIN,
-            samesite=settings.LANGUAGE_COOKIE_SAMESITE,
-        )
+        set_language_cookie(response, "")
     if request.user.is_authenticated:
         saved = preferences.save_language(user=request.user, language=code)
         preferences.refresh_session(request, saved)
@@ -80,3 +119,38 @@ def set_time_zone(request):
             samesite="Lax",
         )
     return response
+
+
+@account_methods
+@login_required
+def preferences_page(request):
+    """GET: the language and time zone saved on the account; POST: save both,
+    applied at once on this browser (its session and language cookie) and on
+    any other at its next login."""
+    if request.method == "POST":
+        form = PreferencesForm(request.POST)
+        if form.is_valid():
+            language = form.cleaned_data["language"]
+            saved = preferences.save_preferences(
+                user=request.user,
+                language=language,
+                time_zone=form.cleaned_data["time_zone"],
+            )
+            preferences.refresh_session(request, saved)
+            # "Saved." in the language of the next page.
+            translation.activate(language or browser_language(request))
+            messages.success(request, gettext("Saved."))
+            response = redirect("account_preferences")
+            set_language_cookie(response, language)
+            return response
+        status = 400
+    else:
+        saved = Preferences.objects.filter(user=request.user).first()
+        form = PreferencesForm(
+            initial={
+                "language": saved.language if saved else "",
+                "time_zone": saved.time_zone if saved else "",
+            }
+        )
+        status = 200
+    return render(request, "account/preferences.html", {"form": form}, status=status)

@@ -21,6 +21,7 @@ import zoneinfo
 
 from django.conf import settings
 from django.contrib.auth import SESSION_KEY as USER_SESSION_KEY
+from django.db import transaction
 from django.utils import timezone, translation
 
 from tictactoe_site.times import UTC_NAMES
@@ -106,6 +107,14 @@ def save_time_zone(*, user, time_zone: str) -> Preferences:
         user=user, defaults={"time_zone": time_zone}
     )
     return preferences
+
+
+@transaction.atomic
+def save_preferences(*, user, language: str, time_zone: str) -> Preferences:
+    """Save both choices of the account page (accounts.preference_views), or
+    neither."""
+    save_language(user=user, language=language)
+    return save_time_zone(user=user, time_zone=time_zone)
 
 
 def refresh_session(request, preferences: Preferences) -> None:

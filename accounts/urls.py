@@ -11,7 +11,7 @@ from django.utils.translation import gettext_lazy as _
 
 from games.http import allow_methods, get_only
 
-from . import keep_account_views, privacy_views, views
+from . import keep_account_views, preference_views, privacy_views, views
 from .guests import keep_first
 from .views import account_page
 
@@ -88,6 +88,12 @@ urlpatterns = [
         "data/",
         keep_first(privacy_views.download_data),
         name="account_download_data",
+    ),
+    # Language and time zone, saved on the account (accounts.preference_views).
+    path(
+        "preferences/",
+        preference_views.preferences_page,
+        name="account_preferences",
     ),
     path("turn-email/", views.turn_email_settings, name="turn_email_settings"),
     path(

@@ -253,6 +253,8 @@ ACCOUNT_ROUTES = [
     ("GET", "/accounts/inactive/"),
     ("GET", "/accounts/close/"),
     ("POST", "/accounts/close/"),
+    ("GET", "/accounts/preferences/"),
+    ("POST", "/accounts/preferences/"),
     ("POST", "/accounts/turn-email/"),
     ("GET", "/accounts/turn-email/unsubscribe/MQ:token/"),  # not a valid link
     ("POST", "/accounts/turn-email/unsubscribe/MQ:token/"),
