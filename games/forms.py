@@ -49,10 +49,9 @@ class StrictIntegerField(forms.IntegerField):
 
 
 # About the form's fields, which keep the rules' zero-based coordinates: only a
-# request written by hand sees it (the page's buttons send valid cells).
-CELL_ERROR = gettext_lazy(
-    "Choose a cell on the board: row and column must be 0, 1 or 2."
-)
+# request written by hand sees it (the page's buttons send valid cells), and it
+# names no number, since people count rows and columns from 1.
+CELL_ERROR = gettext_lazy("Choose a cell on the board.")
 
 
 def cell_field() -> StrictIntegerField:

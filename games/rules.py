@@ -149,9 +149,7 @@ class MoveRejected(Rejected):
 
 
 class OutsideBoard(MoveRejected):
-    message = gettext_noop(
-        "That cell is outside the board: row and column must be 0, 1 or 2."
-    )
+    message = gettext_noop("That cell is outside the board.")
 
 
 class CellOccupied(MoveRejected):
