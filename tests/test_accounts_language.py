@@ -33,14 +33,15 @@ def no_language_left_behind():
     translation.deactivate()
 
 
-# allauth's own translations (allauth/locale/*/LC_MESSAGES/django.po) of
-# "Password" (the login form's label) and "Forgot your password?" (the
-# heading of the reset page, whose text is allauth's).
+# "Password" (the login form's label, allauth's translation:
+# allauth/locale/*/LC_MESSAGES/django.po) and "Forgot your password?" (the
+# heading of the reset page, allauth's msgid, which our catalogs translate too:
+# theirs where they agree, ours in French and Portuguese).
 ALLAUTH = {
-    "fr": ("Mot de passe", "Mot de passe oublié ?"),
+    "fr": ("Mot de passe", "Mot de passe oublié\u00a0?"),
     "de": ("Passwort", "Passwort vergessen?"),
     "es": ("Contraseña", "¿Ha olvidado su contraseña?"),
-    "pt-br": ("Senha", "Esqueceu sua senha?"),
+    "pt-br": ("Senha", "Esqueceu a sua senha?"),
     "ar": ("كلمة المرور", "هل نسيت كلمة المرور؟"),
 }
 
