@@ -44,8 +44,8 @@ from .exceptions import (
     TooManyOpenGames,
     TooManyUnstartedGames,
 )
+from .field_lists import GAME_ROW_PLAYERS
 from .models import (
-    GAME_ROW_PLAYERS,
     RESULT_STATUSES,
     Block,
     Game,
@@ -56,7 +56,7 @@ from .models import (
     PlayerResult,
     Series,
 )
-from .results import COUNTERS, ResultRow, counter_for, result_rows
+from .result_rows import COUNTERS, ResultRow, counter_for, result_rows
 
 Side = Literal["x", "o", "random"]
 SIDES: tuple[Side, ...] = ("x", "o", "random")

@@ -6,7 +6,8 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from games import services
-from games.models import GAME_PAGE_FIELDS, Game
+from games.field_lists import GAME_PAGE_FIELDS
+from games.models import Game
 
 
 def read(game_id: int, viewer) -> tuple[Game, int]:
