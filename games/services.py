@@ -44,7 +44,12 @@ from .exceptions import (
     TooManyOpenGames,
     TooManyUnstartedGames,
 )
-from .field_lists import GAME_ROW_PLAYERS
+from .field_lists import (
+    GAME_ROW_PLAYERS,
+    LOCKED_FIELDS,
+    MOVE_READ_FIELDS,
+    STATE_FIELDS,
+)
 from .models import (
     RESULT_STATUSES,
     Block,
@@ -60,22 +65,6 @@ from .result_rows import COUNTERS, ResultRow, counter_for, result_rows
 
 Side = Literal["x", "o", "random"]
 SIDES: tuple[Side, ...] = ("x", "o", "random")
-
-
-# The locked row: every field of the game (services save it back) and of its
-# players what services read: the name (the signals) and whether the account is
-# closed. Fewer columns make the query of every action cheaper to build.
-LOCKED_FIELDS = (
-    *(
-        field.name
-        for field in Game._meta.concrete_fields
-        if field.name not in ("player_x", "player_o")
-    ),
-    "player_x__username",
-    "player_x__is_active",
-    "player_o__username",
-    "player_o__is_active",
-)
 
 
 def _locked_game(game_id: int) -> Game:
@@ -149,31 +138,8 @@ def _record_results(game: Game) -> None:
     _add_to_records(rows)
 
 
-# +1 on a counter of each player's record, the record created if missing: one
-# statement for the one or two rows of a finished game. The ORM's
-# update_conflicts can only overwrite a column, not add to it; created and
-# counted up through the ORM, the records cost two more statements
-# (docs/performance.md, "The records write of a finished game").
-RECORD_COLUMNS = ("player", *COUNTERS)
-
-
-def _records_add(rows: int) -> str:
-    table = sql.table(PlayerRecord)
-    one_row = "(" + ", ".join(["%s"] * len(RECORD_COLUMNS)) + ")"
-    counters = [sql.column(PlayerRecord, counter) for counter in COUNTERS]
-    added = ", ".join(f"{c} = {table}.{c} + excluded.{c}" for c in counters)
-    return f"""
-        INSERT INTO {table} ({sql.columns(PlayerRecord, RECORD_COLUMNS)})
-        VALUES {", ".join([one_row] * rows)}
-        ON CONFLICT ({sql.column(PlayerRecord, "player")}) DO UPDATE SET {added}
-    """
-
-
-RECORDS_ADD = {rows: _records_add(rows) for rows in (1, 2)}
-
-
 def _add_to_records(rows: list[ResultRow]) -> None:
-    """+1 on each row's counter in its player's record (RECORDS_ADD). Rows come
+    """+1 on each row's counter in its player's record (sql.RECORDS_ADD). Rows come
     in player-id order, so concurrent game ends lock records in the same order
     and cannot deadlock."""
     values = []
@@ -181,7 +147,7 @@ def _add_to_records(rows: list[ResultRow]) -> None:
         counter = counter_for(row.mark, row.outcome)
         values += [row.player_id, *(int(name == counter) for name in COUNTERS)]
     with connection.cursor() as cursor:
-        cursor.execute(RECORDS_ADD[len(rows)], values)
+        cursor.execute(sql.RECORDS_ADD[len(rows)], values)
 
 
 def _list_aborted(game: Game) -> None:
@@ -191,20 +157,6 @@ def _list_aborted(game: Game) -> None:
         PlayerResult(game=game, **row._asdict())
         for row in result_rows(game.player_x_id, game.player_o_id, game.status)
     )
-
-
-# The columns a new state writes: what _apply sets, the order of the moves and
-# the time of the write.
-STATE_FIELDS = (
-    "board",
-    "move_count",
-    "status",
-    "winning_line",
-    "finished_at",
-    "version",
-    "move_order",
-    "updated_at",
-)
 
 
 def _apply(game: Game, state: rules.GameState) -> None:
@@ -511,55 +463,13 @@ def _decide_move(
     return mark, state
 
 
-_User = Game._meta.get_field("player_x").related_model
-
-# What a move reads of the game (in the model's field order, as Game.from_db
-# wants it; the other fields are loaded only if something asks for them) and of
-# its players: whether each one's account is open.
-MOVE_READ_FIELDS = (
-    "id",
-    "player_x_id",
-    "player_o_id",
-    "status",
-    "board",
-    "move_count",
-    "move_order",
-    "version",
-    "series_id",
-)
-MOVE_READ = f"""
-    SELECT {sql.columns(Game, MOVE_READ_FIELDS, prefix="game.")},
-           {sql.columns(_User, ["is_active"], prefix="player_x.")},
-           {sql.columns(_User, ["is_active"], prefix="player_o.")}
-    FROM {sql.table(Game)} game
-    LEFT JOIN {sql.table(_User)} player_x
-        ON player_x.{sql.column(_User, "id")} = game.{sql.column(Game, "player_x")}
-    LEFT JOIN {sql.table(_User)} player_o
-        ON player_o.{sql.column(_User, "id")} = game.{sql.column(Game, "player_o")}
-    WHERE game.{sql.column(Game, "id")} = %s
-"""
-# The moved game, written only if nobody changed it since it was read: the
-# values of STATE_FIELDS, then the game's id and the version read.
-MOVE_UPDATE = f"""
-    UPDATE {sql.table(Game)}
-    SET {", ".join(f"{sql.column(Game, field)} = %s" for field in STATE_FIELDS)}
-    WHERE {sql.column(Game, "id")} = %s AND {sql.column(Game, "version")} = %s
-"""
-MOVE_INSERT_FIELDS = ("game", "sequence_number", "row", "col", "player", "created_at")
-MOVE_INSERT = f"""
-    INSERT INTO {sql.table(Move)} ({sql.columns(Move, MOVE_INSERT_FIELDS)})
-    VALUES ({", ".join(["%s"] * len(MOVE_INSERT_FIELDS))})
-    RETURNING {sql.column(Move, "id")}
-"""
-
-
 def _game_for_move(game_id: int) -> Game:
     """The game, with whether each player's account is open (`x_active`,
     `o_active`), in one statement."""
     if not sql.is_storable_pk(Game, game_id):
         raise GameNotFound()
     with connection.cursor() as cursor:
-        cursor.execute(MOVE_READ, [game_id])
+        cursor.execute(sql.MOVE_READ, [game_id])
         row = cursor.fetchone()
     if row is None:
         raise GameNotFound()
@@ -575,7 +485,7 @@ def _store_move(game: Game, move: Move, *, seen_version: int) -> bool:
     db_datetime = connection.ops.adapt_datetimefield_value
     with connection.cursor() as cursor:
         cursor.execute(
-            MOVE_UPDATE,
+            sql.MOVE_UPDATE,
             [  # STATE_FIELDS, then the row's id and version
                 game.board,
                 game.move_count,
@@ -592,8 +502,8 @@ def _store_move(game: Game, move: Move, *, seen_version: int) -> bool:
         if cursor.rowcount != 1:
             return False
         cursor.execute(
-            MOVE_INSERT,
-            [  # MOVE_INSERT_FIELDS
+            sql.MOVE_INSERT,
+            [  # field_lists.MOVE_INSERT_FIELDS
                 game.pk,
                 move.sequence_number,
                 move.row,

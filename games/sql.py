@@ -131,19 +131,6 @@ RECORDS_ADD = {1: RECORD_ADD_ONE, 2: RECORD_ADD_TWO}
 # -- running them ---------------------------------------------------------------
 
 
-def table(model) -> str:
-    return connection.ops.quote_name(model._meta.db_table)
-
-
-def column(model, field: str) -> str:
-    """The quoted column of `field` (a name or an attname) of `model`."""
-    return connection.ops.quote_name(model._meta.get_field(field).column)
-
-
-def columns(model, fields, prefix: str = "") -> str:
-    return ", ".join(prefix + column(model, field) for field in fields)
-
-
 def is_storable_pk(model, value) -> bool:
     """Whether `value` can be a primary key of `model`: PostgreSQL refuses a
     statement comparing an integer column with an integer out of its range (the

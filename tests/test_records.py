@@ -10,6 +10,7 @@ from django.urls import reverse
 
 from games import player_stats, rules, services
 from games.models import PlayerRecord, PlayerResult, Series
+from games.sql import RECORD_ADD_TWO
 
 from .conftest import DRAW, X_WINS_ROW_0, forfeit_now, new_game
 
@@ -227,11 +228,11 @@ BARRIER_TIMEOUT = 30  # seconds a racer waits for the others before failing
 
 def meeting_before_the_records_write(barrier):
     """An execute_wrapper: the racer waits for every other one in front of its
-    INSERT into PlayerRecord, inside its transaction."""
-    table = connection.ops.quote_name(PlayerRecord._meta.db_table)
+    write of the records (sql.RECORD_ADD_TWO: a game between two players),
+    inside its transaction."""
 
     def wrapper(execute, sql, params, many, context):
-        if sql.startswith(f"INSERT INTO {table}"):
+        if sql == RECORD_ADD_TWO:
             barrier.wait()
         return execute(sql, params, many, context)
 
