@@ -10,7 +10,7 @@ request time in the request's language, and cached per language.
 from django.utils import translation
 from django.utils.functional import Promise
 
-from games import forms, guest_views, http, records
+from games import forms, guest_views, http, player_stats
 from games.models import GameStatus, ResultOutcome
 
 
@@ -71,7 +71,7 @@ def test_words_kept_at_module_level_are_lazy():
         forms.PLY_ERROR,
         guest_views.JOINED,
         http.GAME_BUTTONS_HINT,
-        records.RESULT_FILTERS["won"][0],
+        player_stats.RESULT_FILTERS["won"][0],
         GameStatus.DRAW.label,
         ResultOutcome.WIN.label,
     ):
