@@ -238,7 +238,9 @@ def test_a_game_in_the_browsers_language(people, axe_source, locale):
     ben.page.evaluate("window.hidePage()")
     page.get_by_role("button", name=words["place_x_r1c2"], exact=True).click()
     expect(announcer).to_have_text(says(words, "ann_played_r1c2", **names))
-    ben.page.wait_for_function("window.shownNotifications.length > 0")
+    # A function, not an expression: Playwright evaluates an expression again
+    # with eval() while it polls, which the page's CSP refuses.
+    ben.page.wait_for_function("() => window.shownNotifications.length > 0")
     assert ben.page.evaluate(NOTIFICATIONS) == [
         [
             says(words, "notice_title", **names),
