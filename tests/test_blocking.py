@@ -27,8 +27,10 @@ def text(response) -> str:
 
 def answer(response) -> tuple[int, str | None, bytes]:
     """Status, type and body, the CSRF token (masked afresh for every response)
-    left out."""
-    body = TOKEN.sub("TOKEN", response.content.decode()).encode()
+    and the address asked for (which the language menu returns to) left out."""
+    body = TOKEN.sub("TOKEN", response.content.decode())
+    body = body.replace(f'value="{response.request["PATH_INFO"]}', 'value="PATH')
+    body = body.encode()
     return response.status_code, response.get("Content-Type"), body
 
 
