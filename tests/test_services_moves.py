@@ -11,8 +11,10 @@ from django.core.management import call_command
 from django.db import connection
 from django.db.models import F
 
+from accounts import services as account_services
 from games import exceptions, rules, services
 from games.models import Game, Move
+from games.services.moves import MOVE_READ, MOVE_READ_FIELDS
 
 from .conftest import X_WINS_ROW_0, new_game
 from .test_services import assert_rejected
@@ -106,7 +108,7 @@ def meanwhile(change, *, times: int = 1):
 
     def after_the_read(execute, sql, params, many, context):
         result = execute(sql, params, many, context)
-        if sql == services.MOVE_READ and remaining[0] > 0:
+        if sql == MOVE_READ and remaining[0] > 0:
             remaining[0] -= 1
             change()
         return result
@@ -170,13 +172,13 @@ def test_a_move_gives_up_on_a_game_that_keeps_changing(game, alice):
 def test_the_move_reads_the_game_fields_in_model_order():
     """Game.from_db places a partial row by the model's field order: the move's
     read must select its columns in that order, or values land in the wrong field."""
-    selected = re.findall(r'\bgame\."(\w+)"', services.MOVE_READ.split("FROM")[0])
+    selected = re.findall(r'\bgame\."(\w+)"', MOVE_READ.split("FROM")[0])
     in_model_order = [
         field.attname
         for field in Game._meta.concrete_fields
         if field.attname in selected
     ]
-    assert selected == in_model_order == list(services.MOVE_READ_FIELDS)
+    assert selected == in_model_order == list(MOVE_READ_FIELDS)
     assert len(selected) == 9  # each one a field of the model
 
 
@@ -256,7 +258,7 @@ def test_a_move_decided_before_the_opponent_left_is_decided_again(
     come."""
     _bobs_turn_next(game, play)
     leave = (
-        partial(services.close_account, user=bob)
+        partial(account_services.close_account, user=bob)
         if how == "closing"
         else _admin_deactivates(staff_client, bob)
     )
@@ -292,7 +294,7 @@ def test_leaving_changes_the_version_of_every_unfinished_game(
     others = new_game(alice, carol)
     before = dict(Game.objects.values_list("pk", "version"))
     if how == "closing":
-        services.close_account(user=bob)
+        account_services.close_account(user=bob)
     else:
         _admin_deactivates(staff_client, bob)()
     after = {game.pk: game for game in Game.objects.all()}

@@ -16,7 +16,8 @@ import pytest
 from django.db import OperationalError, connection
 from django.test import Client
 
-from games import live, services, stream_sessions, streams
+from accounts import services as account_services
+from games import live, stream_sessions, streams
 from games.live import hub
 
 from .support.asgi import BOUND, Stream, in_thread, move, run, sessionid
@@ -107,7 +108,7 @@ def _deactivated(user):
 
 
 def _account_closed(user):
-    services.close_account(user=user)
+    account_services.close_account(user=user)
 
 
 def _deleted(user):
