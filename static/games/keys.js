@@ -2,7 +2,8 @@
 // top left cell, 9 the bottom right. A key clicks that cell's button (its
 // form's POST), so the server decides as always; where the cell has no
 // form (not your turn, a taken cell) the key does nothing. Without JavaScript the
-// hint stays hidden and the buttons work as before.
+// hint stays hidden and the buttons work as before. Which presses are the
+// page's to act on: key_guard.js.
 (function () {
   "use strict";
 
@@ -24,11 +25,7 @@
     if (submitted || event.repeat || !/^[1-9]$/.test(event.key)) {
       return;
     }
-    if (event.altKey || event.ctrlKey || event.metaKey || event.shiftKey) {
-      return;
-    }
-    var target = event.target;
-    if (target && target.closest && target.closest("input, textarea, select, [contenteditable]")) {
+    if (!window.keyIsForThePage(event)) {
       return;
     }
     var cell = game.querySelectorAll(".board td")[Number(event.key) - 1];

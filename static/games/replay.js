@@ -1,5 +1,6 @@
 // Replay: arrow keys (and Home/End) follow the replay links; without JavaScript
-// the links themselves work. Keys typed into form fields are left alone.
+// the links themselves work. Which presses are the page's to act on (none
+// with a modifier, none typed into a field): key_guard.js.
 (function () {
   "use strict";
   var nav = document.querySelector("[data-replay]");
@@ -7,11 +8,7 @@
     return;
   }
   document.addEventListener("keydown", function (event) {
-    if (event.altKey || event.ctrlKey || event.metaKey || event.shiftKey) {
-      return;
-    }
-    var target = event.target;
-    if (target && target.closest && target.closest("input, textarea, select, [contenteditable]")) {
+    if (!window.keyIsForThePage(event)) {
       return;
     }
     var link = nav.querySelector('a[data-key="' + event.key + '"]');
