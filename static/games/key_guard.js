@@ -2,14 +2,14 @@
 // share: a key press is the page's to act on only without a modifier (Ctrl+1,
 // Alt+← and the like belong to the browser) and outside form fields (a key typed
 // into a field is the field's). Loaded before either script, on both pages.
-(function () {
+(() => {
   "use strict";
 
-  window.keyIsForThePage = function (event) {
+  window.keyIsForThePage = (event) => {
     if (event.altKey || event.ctrlKey || event.metaKey || event.shiftKey) {
       return false;
     }
-    var target = event.target;
+    const target = event.target;
     return !target?.closest?.("input, textarea, select, [contenteditable]");
   };
 })();
