@@ -57,6 +57,18 @@ def test_login_and_logout(alice):
     assert client.get("/")["Location"] == "/accounts/login/?next=/"
 
 
+def test_the_login_fields_are_django_s_field_groups(db):
+    """Label, help text and input as Django renders a field group: the password
+    input is described by its help text (the reset link)."""
+    page = text(Client().get("/accounts/login/"))
+    assert '<label for="id_login">Username:</label>' in page
+    assert (
+        '<div class="helptext" id="id_password_helptext">'
+        '<a href="/accounts/password/reset/">Forgot your password?</a></div>'
+    ) in page
+    assert 'aria-describedby="id_password_helptext" id="id_password">' in page
+
+
 def test_wrong_password_is_refused(alice):
     response = Client().post("/accounts/login/", {"login": "alice", "password": "nope"})
     assert response.status_code == 400
