@@ -57,16 +57,12 @@ def test_login_and_logout(alice):
     assert client.get("/")["Location"] == "/accounts/login/?next=/"
 
 
-def test_the_login_fields_are_django_s_field_groups(db):
-    """Label, help text and input as Django renders a field group: the password
-    input is described by its help text (the reset link)."""
+def test_the_login_password_is_described_by_its_reset_link_after_it(db):
+    """The reset link (the password's help text) follows the password input, so
+    Tab reaches the password first."""
     page = text(Client().get("/accounts/login/"))
-    assert '<label for="id_login">Username:</label>' in page
-    assert (
-        '<div class="helptext" id="id_password_helptext">'
-        '<a href="/accounts/password/reset/">Forgot your password?</a></div>'
-    ) in page
     assert 'aria-describedby="id_password_helptext" id="id_password">' in page
+    assert page.index('id="id_password">') < page.index('id="id_password_helptext"')
 
 
 def test_wrong_password_is_refused(alice):
