@@ -19,6 +19,7 @@ from accounts.urls import urlpatterns
 from .conftest import PASSWORD
 from .support.account_client import confirmed, logged_in_as
 from .support.hostile import send
+from .support.routes import routes
 from .support.totp import hotp, totp, wrong_code
 
 SECRET = re.compile(
@@ -248,10 +249,10 @@ def test_every_two_factor_route_is_in_the_readme():
     """As README writes a route: whole (`/accounts/2fa/`), or after the row's
     first route (`/accounts/2fa/webauthn/` (+ `add/`))."""
     rows = readme_routes()
-    mfa_patterns = [p for p in urlpatterns if p.name.startswith("mfa_")]
-    assert len(mfa_patterns) == 12
-    for pattern in mfa_patterns:
-        path = "/accounts/" + str(pattern.pattern).replace("<int:pk>", "<id>")
+    mfa_routes = [w for w, p in routes(urlpatterns) if p.name.startswith("mfa_")]
+    assert len(mfa_routes) == 12
+    for written in mfa_routes:
+        path = "/accounts/" + written.replace("<int:pk>", "<id>")
         written = [f"`{path}`"] + [
             (f"`{path[:cut]}`", f"`{path[cut:]}`")
             for cut in range(len(path))
