@@ -213,6 +213,16 @@ elif DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
 # Files the server processes of one host share: the session cache with SQLite,
 # the live-update sockets without Redis. Private (games.checks).
 CACHE_DIR = env_path("DJANGO_CACHE_DIR", BASE_DIR / ".cache")
+# Sessions: the database is the truth, so a session ended anywhere is ended
+# everywhere. With SQLite (one host), read through a cache of files every process
+# of the host shares; otherwise read from the database on every request.
+SESSION_ENGINE = (
+    "django.contrib.sessions.backends.cached_db"
+    if _SQLITE
+    else "django.contrib.sessions.backends.db"
+)
+if _SQLITE:
+    SESSION_CACHE_ALIAS = "sessions"
 CACHES = {
     # allauth's limit counts: a database table nothing evicts (accounts.rate_limits).
     "default": {"BACKEND": "accounts.rate_limits.RateLimitStore"},
@@ -230,21 +240,20 @@ CACHES = {
         "LOCATION": "seen",
         "OPTIONS": {"MAX_ENTRIES": 100_000},
     },
+    # SESSION_CACHE_ALIAS with SQLite; past MAX_ENTRIES files a third are dropped
+    # (reloaded from the database).
+    **(
+        {
+            "sessions": {
+                "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
+                "LOCATION": CACHE_DIR / "sessions",
+                "OPTIONS": {"MAX_ENTRIES": 100_000},
+            }
+        }
+        if _SQLITE
+        else {}
+    ),
 }
-# Sessions: the database is the truth, so a session ended anywhere is ended
-# everywhere. With SQLite (one host), read through a cache of files every process
-# of the host shares; otherwise read from the database on every request.
-if _SQLITE:
-    CACHES["sessions"] = {
-        "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
-        "LOCATION": CACHE_DIR / "sessions",
-        # Past this many files a third are dropped (reloaded from the database).
-        "OPTIONS": {"MAX_ENTRIES": 100_000},
-    }
-    SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
-    SESSION_CACHE_ALIAS = "sessions"
-else:
-    SESSION_ENGINE = "django.contrib.sessions.backends.db"
 # In a signed cookie: showing a message writes nothing (WEB_READS_ON_LOOP).
 MESSAGE_STORAGE = "django.contrib.messages.storage.cookie.CookieStorage"
 
