@@ -26,6 +26,7 @@ from pathlib import Path
 
 import pytest
 
+from tictactoe_site import heartbeat
 from tictactoe_site.heartbeat import requeue_abandoned
 
 from .support import served
@@ -144,6 +145,54 @@ def test_kill_9_of_the_worker_mid_queue_loses_no_email(tmp_path):
             ["SUCCESSFUL"] * 5
         )
         assert "Requeued 1 task(s) an earlier worker left running." in errors
+
+
+def smtp_relay(**options) -> dict:
+    return {
+        "default": {"BACKEND": "tictactoe_site.mail.QueuedEmailBackend"},
+        "relay": {
+            "BACKEND": "django.core.mail.backends.smtp.EmailBackend",
+            "OPTIONS": options,
+        },
+    }
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("options", "warned"),
+    [
+        ({"host": "smtp.example.com", "port": 25, "use_tls": False}, True),
+        ({"host": "smtp.example.com", "port": 587, "use_tls": True}, False),
+    ],
+)
+def test_a_starting_worker_logs_the_clear_text_warning(
+    settings, caplog, monkeypatch, options, warned
+):
+    """Where the warning is logged: the worker's start (heartbeat.prepare_worker),
+    its own logger, level WARNING, before the worker's first line."""
+    settings.MAILERS = smtp_relay(**options)
+    monkeypatch.setenv("TASK_WORKER_ID", "worker-under-test")
+    monkeypatch.setattr(heartbeat, "start_beating", lambda: None)
+    try:
+        assert heartbeat.prepare_worker() == "worker-under-test"
+    finally:
+        heartbeat.task_finished.disconnect(heartbeat.log_failure)
+    lines = [
+        (record.name, record.levelname, record.getMessage())
+        for record in caplog.records
+    ]
+    starting = (
+        "tictactoe_site.heartbeat",
+        "INFO",
+        "Task worker worker-under-test starting.",
+    )
+    clear_text = (
+        "tictactoe_site.heartbeat",
+        "WARNING",
+        "Email goes to smtp.example.com without TLS: password-reset links cross the "
+        "network in clear text. Set DJANGO_EMAIL_USE_TLS=1 (README, Configuration).",
+    )
+    assert lines == ([clear_text] if warned else []) + [starting]
 
 
 @pytest.mark.django_db
