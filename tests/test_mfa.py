@@ -7,7 +7,6 @@ pages): tests/e2e/test_mfa.py; the admin: tests/test_mfa_admin.py."""
 
 import json
 import re
-from pathlib import Path
 
 import pytest
 from allauth.mfa.models import Authenticator
@@ -19,6 +18,7 @@ from accounts.urls import urlpatterns
 from .conftest import PASSWORD
 from .support.account_client import confirmed, logged_in_as
 from .support.hostile import send
+from .support.readme import section
 from .support.routes import routes
 from .support.totp import hotp, totp, wrong_code
 
@@ -240,8 +240,7 @@ def test_the_account_page_shows_the_second_factors(
 
 def readme_routes() -> list[str]:
     """The first cell of each row of README's routes table."""
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
-    table = readme.split("## Routes", 1)[1].split("\n## ", 1)[0]
+    table = section("Routes")
     return [line.split("|")[1] for line in table.splitlines() if line.startswith("|")]
 
 
