@@ -6,7 +6,7 @@ Move and the Game together, and sends its signals (games.signals) only after
 commit. A move, the busiest action, decides before it takes the write lock and
 then writes only if the game is still as it read it (see `play_move`). A
 rejected action raises a `rules.Rejected` subclass (games.rules,
-games.exceptions) and leaves the stored game untouched.
+games.rejections) and leaves the stored game untouched.
 """
 
 import hmac
@@ -24,7 +24,19 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy, ngettext
 
 from . import rules, signals, sql
-from .exceptions import (
+from .models import (
+    GAME_ROW_PLAYERS,
+    RESULT_STATUSES,
+    Block,
+    Game,
+    GameStatus,
+    Invitation,
+    Move,
+    PlayerRecord,
+    PlayerResult,
+    Series,
+)
+from .rejections import (
     AlreadyInGame,
     Blocked,
     CannotBlockSelf,
@@ -43,18 +55,6 @@ from .exceptions import (
     StaleMove,
     TooManyOpenGames,
     TooManyUnstartedGames,
-)
-from .models import (
-    GAME_ROW_PLAYERS,
-    RESULT_STATUSES,
-    Block,
-    Game,
-    GameStatus,
-    Invitation,
-    Move,
-    PlayerRecord,
-    PlayerResult,
-    Series,
 )
 from .results import COUNTERS, ResultRow, counter_for, result_rows
 

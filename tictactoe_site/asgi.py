@@ -28,11 +28,12 @@ pages = get_wsgi_application()
 
 from django.conf import settings  # noqa: E402
 
-from games import private_dirs, streams  # noqa: E402  (needs the apps loaded)
+from games import streams  # noqa: E402  (needs the apps loaded)
 from games.live import hub  # noqa: E402
 
 from . import cpus, health, metrics, request_ids  # noqa: E402
 from .bridge import WsgiBridge  # noqa: E402
+from .lib import private_dirs  # noqa: E402
 
 # The pages that may hash a password: sign-in, sign-up, password and email
 # changes (accounts.urls) and the admin's sign-in (tictactoe_site.urls).

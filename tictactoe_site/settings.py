@@ -106,7 +106,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
-    "games.middleware.reject_nul_bytes",
+    "tictactoe_site.lib.nul_bytes.reject_nul_bytes",
     "allauth.account.middleware.AccountMiddleware",
     "accounts.middleware.record_activity",
 ]
@@ -445,7 +445,7 @@ GAMES_CREATE_ABORT_WINDOW = timedelta(minutes=10)
 GAMES_GUEST_CREATE_LIMIT = env_int("GAMES_GUEST_CREATE_LIMIT", 10, minimum=0)
 GAMES_GUEST_CREATE_WINDOW = timedelta(hours=1)
 
-CSRF_FAILURE_VIEW = "games.errors.csrf_failure"
+CSRF_FAILURE_VIEW = "tictactoe_site.lib.error_pages.csrf_failure"
 
 # -- Accounts (django-allauth's account app; our own code in accounts/) ---------
 # Sign-up with a username and an optional email address; an address is used (for
