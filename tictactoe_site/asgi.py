@@ -129,7 +129,7 @@ def run_reads_on_loop() -> None:
     so on purpose; set in the server process only, once it is serving. Such a
     page reads a local SQLite file and never waits for a lock; it writes nothing
     there in the ordinary course (tests/test_reads_write_nothing.py): a player's
-    "last seen" follows the response in a page thread (bridge.DEFER), messages
+    "last seen" follows the response in a page thread (lib.deferred.defer), messages
     travel in a cookie. What remains is rare and short, as the app holds the
     write lock for milliseconds: clearing a session that ended elsewhere.
     """
