@@ -10,7 +10,9 @@ from urllib.parse import urlsplit
 from django.conf import settings
 from django.core.checks import Error, Tags, Warning, register
 
-from . import live, private_dirs
+from tictactoe_site.lib import private_dirs
+
+from . import live
 
 FILE_CACHE = "django.core.cache.backends.filebased.FileBasedCache"
 

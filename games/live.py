@@ -15,8 +15,9 @@ so every host that shares the database shares the channel, however it spells
 DATABASE_URL.
 With a SQLite file (all processes on one host) it travels as datagrams to a Unix
 socket per process, in a directory named after the database file inside the
-private cache directory (settings.CACHE_DIR/live/, games.private_dirs); with an
-in-memory database (tests: one process) the hub is told directly.
+private cache directory (settings.CACHE_DIR/live/,
+tictactoe_site.lib.private_dirs); with an in-memory database (tests: one
+process) the hub is told directly.
 
 The same brokers carry `AccountChanged`: a user logged out, changed password,
 was deactivated or deleted (Django's signals and the user model's, whoever
@@ -61,8 +62,9 @@ from django.db.models.signals import post_delete, post_init, post_save
 from django.dispatch import receiver
 
 from tictactoe_site import metrics
+from tictactoe_site.lib import private_dirs
 
-from . import private_dirs, signals, stream_sessions
+from . import signals, stream_sessions
 from .models import Game, GameStatus, SiteIdentity
 
 logger = logging.getLogger("games.live")

@@ -30,8 +30,8 @@ from django.http.cookie import parse_cookie
 from django.http.request import split_domain_port, validate_host
 
 from tictactoe_site import logs, metrics
+from tictactoe_site.lib.error_pages import DATABASE_UNAVAILABLE, RETRY_AFTER_SECONDS
 
-from .errors import DATABASE_UNAVAILABLE, RETRY_AFTER_SECONDS
 from .forms import parse_digits
 from .live import Subscriber, hub
 from .models import Game
@@ -145,8 +145,8 @@ def _viewer(cookie_header: str, game_id: int | None) -> Viewer:
 
 
 async def _identify(scope, send, game_id: int | None) -> Viewer | None:
-    """`_viewer` in a thread; None, after a 503 like the pages' (games.errors),
-    while the database cannot be reached."""
+    """`_viewer` in a thread; None, after a 503 like the pages'
+    (tictactoe_site.lib.error_pages), while the database cannot be reached."""
     try:
         viewer = await asyncio.to_thread(_viewer, _header(scope, b"cookie"), game_id)
     except (OperationalError, InterfaceError):

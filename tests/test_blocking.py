@@ -8,7 +8,7 @@ import pytest
 from django.db import IntegrityError, transaction
 from django.test import Client
 
-from games import exceptions, services
+from games import rejections, services
 from games.live import hub
 from games.models import Block, Game, GameStatus, PlayerRecord, PlayerResult
 
@@ -137,7 +137,7 @@ def test_a_blocked_person_cannot_challenge_the_blocker(as_bob, alice, bob):
     assert response.status_code == 403
     assert REFUSED in text(response)
     assert snapshot_tables() == before
-    with pytest.raises(exceptions.Blocked, match=f"^{REFUSED}$"):
+    with pytest.raises(rejections.Blocked, match=f"^{REFUSED}$"):
         services.create_game(creator=bob, opponent=alice)
 
 
@@ -160,7 +160,7 @@ def test_a_blocked_person_cannot_join_the_blockers_open_game(as_bob, alice, bob)
     assert response.status_code == 404
     assert NO_SUCH_GAME in text(response)
     assert snapshot_tables() == before
-    with pytest.raises(exceptions.Blocked, match=f"^{REFUSED}$"):
+    with pytest.raises(rejections.Blocked, match=f"^{REFUSED}$"):
         services.join_game(game_id=game.pk, user=bob)
 
 

@@ -12,7 +12,7 @@ from django.db import connection
 from django.db.models import F
 
 from accounts import services as account_services
-from games import exceptions, rules, services
+from games import rejections, rules, services
 from games.models import Game, Move
 from games.services.moves import MOVE_READ, MOVE_READ_FIELDS
 
@@ -60,7 +60,7 @@ def test_move_out_of_turn(game, bob):
 
 def test_move_by_someone_not_in_the_game(game, carol):
     assert_rejected(
-        exceptions.NotAPlayer,
+        rejections.NotAPlayer,
         lambda: services.play_move(game_id=game.pk, user=carol, row=0, col=0),
         "You are not a player in this game.",
     )
@@ -78,7 +78,7 @@ def test_move_after_the_game_is_over(game, play, bob):
 def test_move_in_a_game_waiting_for_an_opponent(alice):
     open_game = services.create_game(creator=alice)
     assert_rejected(
-        exceptions.GameNotStarted,
+        rejections.GameNotStarted,
         lambda: services.play_move(game_id=open_game.pk, user=alice, row=0, col=0),
     )
 
@@ -86,12 +86,12 @@ def test_move_in_a_game_waiting_for_an_opponent(alice):
 def test_stale_ply_is_rejected(game, alice, bob):
     services.play_move(game_id=game.pk, user=alice, row=0, col=0, ply=0)
     assert_rejected(
-        exceptions.StaleMove,
+        rejections.StaleMove,
         lambda: services.play_move(game_id=game.pk, user=bob, row=1, col=1, ply=0),
     )
     # The same double-submitted move by alice is stale too, not "not your turn".
     assert_rejected(
-        exceptions.StaleMove,
+        rejections.StaleMove,
         lambda: services.play_move(game_id=game.pk, user=alice, row=0, col=1, ply=0),
     )
     services.play_move(game_id=game.pk, user=bob, row=1, col=1, ply=1)
@@ -158,7 +158,7 @@ def test_a_move_tries_again_while_the_game_changes_under_it(game, alice):
 def test_a_move_gives_up_on_a_game_that_keeps_changing(game, alice):
     with (
         meanwhile(_someone_else_writes(game), times=3),
-        pytest.raises(exceptions.Conflict) as refused,
+        pytest.raises(rejections.Conflict) as refused,
     ):
         services.play_move(game_id=game.pk, user=alice, row=1, col=1, ply=0)
     assert refused.value.message == (
@@ -184,7 +184,7 @@ def test_the_move_reads_the_game_fields_in_model_order():
 
 def test_move_in_a_missing_game(alice):
     assert_rejected(
-        exceptions.GameNotFound,
+        rejections.GameNotFound,
         lambda: services.play_move(game_id=987654, user=alice, row=0, col=0),
     )
 

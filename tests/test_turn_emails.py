@@ -21,9 +21,9 @@ from accounts.middleware import SEEN_CACHE, seen_key
 from accounts.models import TurnEmailPreference
 from games import services
 from games.models import Game
-from tictactoe_site.bridge import DEFER
 from tictactoe_site.heartbeat import queue_periodic, start_beating
 from tictactoe_site.job_locks import advisory_key
+from tictactoe_site.lib.deferred import DEFER
 from tictactoe_site.mail import deliver, from_json
 
 from .conftest import play_cells

@@ -130,7 +130,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
-    "games.middleware.reject_nul_bytes",
+    "tictactoe_site.lib.nul_bytes.reject_nul_bytes",
     "allauth.account.middleware.AccountMiddleware",
     "accounts.middleware.record_activity",
 ]
@@ -142,7 +142,7 @@ if METRICS_ENABLED:
     MIDDLEWARE.insert(1, "tictactoe_site.metrics.measure_requests")
 
 ROOT_URLCONF = "tictactoe_site.urls"
-CSRF_FAILURE_VIEW = "games.errors.csrf_failure"
+CSRF_FAILURE_VIEW = "tictactoe_site.lib.error_pages.csrf_failure"
 WSGI_APPLICATION = "tictactoe_site.wsgi.application"
 ASGI_APPLICATION = "tictactoe_site.asgi.application"
 

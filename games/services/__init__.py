@@ -6,7 +6,7 @@ Move and the Game together, and sends its signals (games.signals) only after
 commit. A move, the busiest action, decides before it takes the write lock and
 then writes only if the game is still as it read it (see `play_move`). A
 rejected action raises a `rules.Rejected` subclass (games.rules,
-games.exceptions) and leaves the stored game untouched.
+games.rejections) and leaves the stored game untouched.
 
 The modules, by subject: `games` (create, join, invitations, rematch), `moves`
 (move, forfeit, abort), `scoring` (what a game's end counts in; deleting games),

@@ -4,8 +4,8 @@ their open games, nor use their invitation links); games already running go on."
 from django.contrib.auth.base_user import AbstractBaseUser as User
 from django.db.models import F
 
-from ..exceptions import Blocked, CannotBlockSelf
 from ..models import Block, Game
+from ..rejections import Blocked, CannotBlockSelf
 from .transactions import atomic_action
 
 

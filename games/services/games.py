@@ -14,7 +14,8 @@ from django.db.models import Count, Q
 from django.utils.translation import gettext_lazy, ngettext
 
 from .. import rules, signals
-from ..exceptions import (
+from ..models import GAME_ROW_PLAYERS, Game, GameStatus, Invitation, Series
+from ..rejections import (
     AlreadyInGame,
     GameFull,
     GameNotFinished,
@@ -28,7 +29,6 @@ from ..exceptions import (
     TooManyOpenGames,
     TooManyUnstartedGames,
 )
-from ..models import GAME_ROW_PLAYERS, Game, GameStatus, Invitation, Series
 from .blocking import check_not_blocked
 from .transactions import after_commit, atomic_action, locked_game
 

@@ -7,14 +7,14 @@ from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from .. import rules, signals, sql
-from ..exceptions import (
+from ..models import Game, Move
+from ..rejections import (
     Conflict,
     GameNotFound,
     GameNotStarted,
     NotAPlayer,
     StaleMove,
 )
-from ..models import Game, Move
 from .scoring import record_if_over
 from .transactions import after_commit, atomic_action, locked_game
 

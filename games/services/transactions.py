@@ -7,8 +7,8 @@ from functools import partial, wraps
 
 from django.db import IntegrityError, transaction
 
-from ..exceptions import Conflict, GameNotFound
 from ..models import Game
+from ..rejections import Conflict, GameNotFound
 
 # The locked row: every field of the game (services save it back) and of its
 # players what services read: the name (the signals) and whether the account is
