@@ -2,11 +2,12 @@
 
 Each action locks the game row (`select_for_update`; on SQLite the IMMEDIATE
 transaction serialises writers instead), lets `games.rules` decide, writes the
-Move and the Game together, and sends its signals (games.signals) only after
-commit. A move, the busiest action, decides before it takes the write lock and
-then writes only if the game is still as it read it (see `play_move`). A
-rejected action raises a `rules.Rejected` subclass (games.rules,
-games.exceptions) and leaves the stored game untouched.
+Move and the Game together, and sends its signals (games.signals) and its
+live change (games.live.publish_on_commit) only after commit. A move, the
+busiest action, decides before it takes the write lock and then writes only if
+the game is still as it read it (see `play_move`). A rejected action raises a
+`rules.Rejected` subclass (games.rules, games.exceptions) and leaves the stored
+game untouched.
 """
 
 import hmac
@@ -23,7 +24,7 @@ from django.db.models import Case, Count, Exists, F, PositiveIntegerField, Q, Wh
 from django.utils import timezone
 from django.utils.translation import gettext_lazy, ngettext
 
-from . import rules, signals, sql
+from . import live, rules, signals, sql
 from .exceptions import (
     AlreadyInGame,
     Blocked,
@@ -225,6 +226,8 @@ def _save(game: Game, state: rules.GameState) -> None:
     _apply(game, state)
     game.save(update_fields=[*STATE_FIELDS, "aborted_by"])
     _after_save(game, state)
+    # A forfeit or an abort; an aborted game with a free side was an open game.
+    live.publish_on_commit(live.Change.of(game, open_games=not game.has_both_players))
 
 
 def _after_save(game: Game, state: rules.GameState) -> None:
@@ -335,6 +338,7 @@ def create_game(
         created_by=creator,
     )
     _after_commit(signals.game_created, game=game, player_x=x, player_o=o)
+    live.publish_on_commit(live.Change.of(game, open_games=game.is_waiting))
     return game
 
 
@@ -378,6 +382,7 @@ def _join(game: Game, user) -> Game:
         ]
     )
     _after_commit(signals.game_joined, game=game, player=user, mark=mark.value)
+    live.publish_on_commit(live.Change.of(game, open_games=True))
     return game
 
 
@@ -477,6 +482,7 @@ def play_move(
                     row=row,
                     col=col,
                 )
+                live.publish_on_commit(live.Change.of(game))
                 _after_save(game, state)
         except IntegrityError as exc:
             raise Conflict() from exc
@@ -663,6 +669,7 @@ def rematch(*, game_id: int, user: User) -> Game:
     # viewers must see. Its place in the lobby (updated_at) stays.
     game.version += 1
     game.save(update_fields=["version"])
+    live.publish_on_commit(live.Change.of(game))
     return rematch_game
 
 
@@ -722,7 +729,7 @@ def names_changed(*, user: User) -> None:
     games = Game.objects.of(user)
     games.update(version=F("version") + 1, updated_at=timezone.now())
     for game in games.only("version", "player_x", "player_o").order_by("pk"):
-        _after_commit(signals.names_changed, game=game)
+        live.publish_on_commit(live.Change.of(game))
 
 
 def _open_games_changed(blocker) -> None:

@@ -152,7 +152,7 @@ REDIS_URL = env_secret("REDIS_URL").strip()
 # cache (sessions/) and the live-update sockets (live/, without REDIS_URL).
 # Private: games.checks refuses to start when another user could write there.
 CACHE_DIR = env_path("DJANGO_CACHE_DIR", BASE_DIR / ".cache")
-# Open live streams (games.streams) one user may hold in one server process.
+# Open live streams (games.live.streams) one user may hold in one server process.
 WEB_MAX_STREAMS_PER_USER = env_int("WEB_MAX_STREAMS_PER_USER", 30, minimum=1)
 
 # Database: an embedded SQLite file unless DATABASE_URL says otherwise.
