@@ -306,10 +306,11 @@ def lobby_live(request):
 
 @get_only
 @login_required
-def live_stream_unavailable(request, game_id: int | None = None):
-    """The streams are served by tictactoe_site.asgi, before Django. A plain WSGI
-    server lands here: 204 tells the browser's EventSource not to retry, and the
-    pages keep working without live updates."""
+def stream_placeholder(request, game_id: int | None = None):
+    """The `…/events/` addresses, for `{% url %}`: the streams themselves are
+    games.live.streams, which tictactoe_site.asgi serves before Django. A plain
+    WSGI server lands here: 204 tells the browser's EventSource not to retry,
+    and the pages keep working without live updates."""
     return HttpResponse(status=204)
 
 

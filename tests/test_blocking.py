@@ -9,7 +9,7 @@ from django.db import IntegrityError, transaction
 from django.test import Client
 
 from games import rejections, services
-from games.live import hub
+from games.live.hub import hub
 from games.models import Block, Game, GameStatus, PlayerRecord, PlayerResult
 
 from .conftest import X_WINS_ROW_0, snapshot_tables

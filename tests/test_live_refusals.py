@@ -10,8 +10,8 @@ import pytest
 from django.db import OperationalError
 from django.urls import reverse
 
-from games import streams
-from games.live import hub
+from games.live import streams
+from games.live.hub import hub
 
 from .support.asgi import Stream, run, sessionid
 

@@ -1,6 +1,6 @@
 """The application every server process runs (see tictactoe_site.serve).
 
-Live-update streams (games.streams) and the liveness probe (/livez,
+Live-update streams (games.live.streams) and the liveness probe (/livez,
 tictactoe_site.health) are answered right here on the event loop; everything
 else is a Django page, run through Django's WSGI handler
 (tictactoe_site.bridge): account pages in WEB_ACCOUNT_THREADS threads of their
@@ -28,8 +28,8 @@ pages = get_wsgi_application()
 
 from django.conf import settings  # noqa: E402
 
-from games import streams  # noqa: E402  (needs the apps loaded)
-from games.live import hub  # noqa: E402
+from games.live import streams  # noqa: E402  (needs the apps loaded)
+from games.live.hub import hub  # noqa: E402
 
 from . import cpus, health, metrics, request_ids  # noqa: E402
 from .bridge import WsgiBridge  # noqa: E402

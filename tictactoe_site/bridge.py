@@ -33,7 +33,7 @@ The request body is read before the call (bounded: larger bodies get 413; a
 client that disconnects before sending all of it gets nothing and reaches no
 view, as under Django's own handlers); the response body is collected whole: the
 app has no streaming responses (its only stream, the live updates, is served by
-games.streams directly).
+games.live.streams directly).
 """
 
 import asyncio

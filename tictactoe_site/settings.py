@@ -273,7 +273,7 @@ if WEB_READS_ON_LOOP and not _SQLITE:
 WEB_ACCOUNT_THREADS = env_int("WEB_ACCOUNT_THREADS", 2, minimum=1)
 # Each server process on one CPU of its own (Linux; tictactoe_site.cpus).
 WEB_PIN_CPUS = env_bool("WEB_PIN_CPUS", default=True)
-# Open live streams (games.streams) one user may hold in one server process.
+# Open live streams (games.live.streams) one user may hold in one server process.
 WEB_MAX_STREAMS_PER_USER = env_int("WEB_MAX_STREAMS_PER_USER", 30, minimum=1)
 # Live updates between hosts by Redis pub/sub when set; else PostgreSQL's
 # LISTEN/NOTIFY, or local sockets with SQLite (games.live).

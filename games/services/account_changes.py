@@ -8,10 +8,10 @@ from django.contrib.auth.base_user import AbstractBaseUser as User
 from django.db.models import Exists, F
 from django.utils import timezone
 
-from .. import signals
+from .. import live
 from ..models import Game, GameStatus
 from .moves import abort, forfeit
-from .transactions import after_commit, atomic_action, locked_game
+from .transactions import atomic_action, locked_game
 
 
 @atomic_action
@@ -24,7 +24,7 @@ def names_changed(*, user: User) -> None:
     games = Game.objects.of(user)
     games.update(version=F("version") + 1, updated_at=timezone.now())
     for game in games.only("version", "player_x", "player_o").order_by("pk"):
-        after_commit(signals.names_changed, game=game)
+        live.publish_on_commit(live.Change.of(game))
 
 
 @atomic_action

@@ -13,7 +13,7 @@ from django.contrib.auth.base_user import AbstractBaseUser as User
 from django.db.models import Count, Q
 from django.utils.translation import gettext_lazy, ngettext
 
-from .. import rules, signals
+from .. import live, rules, signals
 from ..models import GAME_ROW_PLAYERS, Game, GameStatus, Invitation, Series
 from ..rejections import (
     AlreadyInGame,
@@ -128,6 +128,7 @@ def create_game(
         created_by=creator,
     )
     after_commit(signals.game_created, game=game, player_x=x, player_o=o)
+    live.publish_on_commit(live.Change.of(game, open_games=game.is_waiting))
     return game
 
 
@@ -171,6 +172,7 @@ def _join(game: Game, user) -> Game:
         ]
     )
     after_commit(signals.game_joined, game=game, player=user, mark=mark.value)
+    live.publish_on_commit(live.Change.of(game, open_games=True))
     return game
 
 
@@ -254,4 +256,5 @@ def rematch(*, game_id: int, user: User) -> Game:
     # viewers must see. Its place in the lobby (updated_at) stays.
     game.version += 1
     game.save(update_fields=["version"])
+    live.publish_on_commit(live.Change.of(game))
     return rematch_game

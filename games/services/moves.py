@@ -6,7 +6,7 @@ from django.contrib.auth.base_user import AbstractBaseUser as User
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
-from .. import rules, signals, sql
+from .. import live, rules, signals, sql
 from ..models import Game, Move
 from ..rejections import (
     Conflict,
@@ -51,6 +51,8 @@ def _save_state(game: Game, state: rules.GameState) -> None:
     _set_state(game, state)
     game.save(update_fields=[*STATE_FIELDS, "aborted_by"])
     record_if_over(game, state)
+    # A forfeit or an abort; an aborted game with a free side was an open game.
+    live.publish_on_commit(live.Change.of(game, open_games=not game.has_both_players))
 
 
 # A move decides without holding the write lock, then writes only if the game
@@ -98,6 +100,7 @@ def play_move(
                     row=row,
                     col=col,
                 )
+                live.publish_on_commit(live.Change.of(game))
                 record_if_over(game, state)
         except IntegrityError as exc:
             raise Conflict() from exc

@@ -16,7 +16,7 @@ from django.utils.translation import gettext_noop
 from django.views import defaults
 
 # Marked for translation, kept English here: the live streams answer with it as
-# is (games.streams); the page translates it.
+# is (games.live.streams); the page translates it.
 DATABASE_UNAVAILABLE = gettext_noop(
     "The game server cannot reach its database right now. Try again in a moment."
 )
