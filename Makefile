@@ -150,9 +150,21 @@ bench-servers: install ## the game page under each candidate server (needs wrk)
 	@command -v wrk >/dev/null || { echo "make bench-servers needs wrk: sudo apt-get install wrk" >&2; exit 1; }
 	$(PY) -m tests.bench.servers $(BENCH_ARGS)
 
-lint: install ## ruff check and ruff format --check
+# The JavaScript of static/ is linted by Biome (biome.json; a dev dependency in
+# package.json, installed by npm). Without npm the Python lint runs and says how
+# to add the JavaScript one; in CI (CI=true, where .ci/run installs npm) a lint
+# without Biome is a failure.
+BIOME := node_modules/.bin/biome
+lint: install $(if $(NPM),$(NODE_STAMP)) ## ruff check, ruff format --check, and Biome over static/*.js (where npm is)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	@if [ -x $(BIOME) ]; then \
+	  echo "$(BIOME) lint --error-on-warnings"; $(BIOME) lint --error-on-warnings; \
+	elif [ "$$CI" = true ]; then \
+	  echo "make lint: no $(BIOME) in CI (npm ci installs it from package-lock.json)" >&2; exit 1; \
+	else \
+	  echo "== JavaScript lint skipped: install Node.js with npm, then make lint again (npm ci installs Biome)"; \
+	fi
 
 format: install ## ruff format and ruff check --fix
 	$(VENV)/bin/ruff format .

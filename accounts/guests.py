@@ -26,9 +26,11 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
-from django.shortcuts import redirect, render
+from django.shortcuts import redirect
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, ngettext
+
+from tictactoe_site.lib.error_pages import error_page
 
 from . import rate_limits, refusals, usernames
 from .client import client_ip
@@ -172,11 +174,8 @@ def creation_refusal(wait: timedelta) -> str:
 
 def refused(request):
     """The readable 403 a guest gets on a page that is not for guests."""
-    return render(
-        request,
-        "error.html",
-        {"title": _("Not for guests"), "message": GUEST_REFUSAL},
-        status=403,
+    return error_page(
+        request, title=_("Not for guests"), message=GUEST_REFUSAL, status=403
     )
 
 

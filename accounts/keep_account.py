@@ -35,7 +35,7 @@ def keep_account(*, user, username: str, password: str):
     if guest is None:
         raise NotAGuest()
     # The games before the account row: the order closing and rematches lock
-    # them in (games.services.deactivate_account), so the two cannot deadlock.
+    # them in (games.services.settle_games_and_deactivate), so the two cannot deadlock.
     became_account(user)
     account = get_user_model().objects.select_for_update().get(pk=user.pk)
     account.username = username

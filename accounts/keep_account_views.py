@@ -16,6 +16,8 @@ from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
+from tictactoe_site.lib.error_pages import error_page
+
 from . import usernames
 from .forms import EMAIL_HELP, EMAIL_LABEL, JUST_TAKEN
 from .guests import is_guest
@@ -84,11 +86,8 @@ class KeepAccountForm(allauth_forms.SetPasswordForm):
 def keep(request):
     """GET: the form; POST: the guest's account becomes a normal one."""
     if not is_guest(request.user):
-        return render(
-            request,
-            "error.html",
-            {"title": _("Not a guest account"), "message": NOT_A_GUEST},
-            status=403,
+        return error_page(
+            request, title=_("Not a guest account"), message=NOT_A_GUEST, status=403
         )
     form = KeepAccountForm(data=request.POST or None, user=request.user)
     status = 200
@@ -101,10 +100,10 @@ def keep(request):
                     password=form.cleaned_data["password1"],
                 )
             except NotAGuest:  # kept or closed since the check above
-                return render(
+                return error_page(
                     request,
-                    "error.html",
-                    {"title": _("Not a guest account"), "message": NOT_A_GUEST},
+                    title=_("Not a guest account"),
+                    message=NOT_A_GUEST,
                     status=403,
                 )
             except IntegrityError:

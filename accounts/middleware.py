@@ -9,19 +9,18 @@ were recorded lately is kept in the process's own memory (the "seen" cache), so
 an ordinary page costs no query, no file and no change to the session. A login
 counts as recorded: Django records it as `last_login` (a guest logs in once, as
 the account is made, with its Guest row). The UPDATEs run after the response,
-in a page thread (tictactoe_site.bridge.DEFER), so a page that only reads, on
+in a page thread (tictactoe_site.lib.deferred), so a page that only reads, on
 the event loop, never waits for the database's write lock.
 """
 
 import functools
-import operator
 from datetime import timedelta
 
 from django.contrib.auth import SESSION_KEY
 from django.core.cache import caches
 from django.utils import timezone
 
-from tictactoe_site.bridge import DEFER
+from tictactoe_site.lib.deferred import defer
 
 from .models import Guest, TurnEmailPreference
 
@@ -56,9 +55,7 @@ def record_activity(get_response):
         if user_id is None:
             return response
         if caches[SEEN_CACHE].add(seen_key(user_id), True, SEEN_EVERY.total_seconds()):
-            # Outside the bridge (tests, a WSGI server) it runs right here.
-            defer = request.META.get(DEFER, operator.call)
-            defer(functools.partial(record_seen, user_id, timezone.now()))
+            defer(request, functools.partial(record_seen, user_id, timezone.now()))
         return response
 
     return middleware

@@ -18,7 +18,8 @@ from django.utils import translation
 from django.utils.translation import gettext, gettext_lazy
 from django.views import i18n
 
-from games.http import allow_methods
+from tictactoe_site.lib.error_pages import error_page
+from tictactoe_site.lib.http_methods import allow_methods
 
 from . import preferences
 from .forms import PreferencesForm
@@ -28,12 +29,6 @@ from .views import account_methods
 post_only = allow_methods(
     "POST", hint=gettext_lazy("Use the language menu at the top of the page.")
 )
-
-
-def _refused(request, title: str, message: str):
-    return render(
-        request, "error.html", {"title": title, "message": message}, status=400
-    )
 
 
 def set_language_cookie(response, code: str) -> None:
@@ -78,10 +73,13 @@ def browser_language(request) -> str:
 def set_language(request):
     code = request.POST.get(i18n.LANGUAGE_QUERY_PARAMETER, "")
     if code and preferences.language_named(code) is None:
-        return _refused(
+        return error_page(
             request,
-            gettext("Language not changed"),
-            gettext("That is not one of the languages this site is offered in."),
+            title=gettext("Language not changed"),
+            message=gettext(
+                "That is not one of the languages this site is offered in."
+            ),
+            status=400,
         )
     response = i18n.set_language(request)
     if not code:
@@ -96,13 +94,14 @@ def set_language(request):
 def set_time_zone(request):
     name = preferences.zone_named(request.POST.get("time_zone", ""))
     if name is None:
-        return _refused(
+        return error_page(
             request,
-            gettext("Time zone not changed"),
-            gettext(
+            title=gettext("Time zone not changed"),
+            message=gettext(
                 "That is not the name of a time zone, such as Europe/Paris or "
                 "America/Sao_Paulo."
             ),
+            status=400,
         )
     # Asked by the page's script, which shows nothing of the answer.
     response = HttpResponse(status=204)

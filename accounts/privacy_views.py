@@ -13,12 +13,13 @@ from django.contrib import messages
 from django.contrib.auth import logout
 from django.contrib.auth.decorators import login_required
 from django.http import HttpResponse
-from django.shortcuts import redirect, render
+from django.shortcuts import redirect
 from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
-from games.http import get_only, post_only
+from tictactoe_site.lib.error_pages import error_page
+from tictactoe_site.lib.http_methods import get_only, post_only
 
 from . import data_export, user_sessions
 
@@ -40,12 +41,6 @@ class EndSessionsForm(forms.Form):
         return data
 
 
-def _refused(request, title: str, message: str, status: int):
-    return render(
-        request, "error.html", {"title": title, "message": message}, status=status
-    )
-
-
 @post_only
 @login_required
 def end_sessions(request):
@@ -53,11 +48,11 @@ def end_sessions(request):
     streams end with them (accounts.user_sessions.UserSessionsAdapter)."""
     form = EndSessionsForm(request.POST)
     if not form.is_valid():
-        return _refused(
+        return error_page(
             request,
-            _("Nothing to sign out"),
-            " ".join(form.non_field_errors() or [_("That is not a browser.")]),
-            400,
+            title=_("Nothing to sign out"),
+            message=" ".join(form.non_field_errors() or [_("That is not a browser.")]),
+            status=400,
         )
     current = request.session.session_key
     sessions = UserSession.objects.filter(user=request.user)
@@ -66,11 +61,11 @@ def end_sessions(request):
     else:
         chosen = list(sessions.filter(pk=form.cleaned_data["session"]))
         if not chosen:
-            return _refused(
+            return error_page(
                 request,
-                _("No such browser"),
-                _("That browser is not signed in to your account."),
-                404,
+                title=_("No such browser"),
+                message=_("That browser is not signed in to your account."),
+                status=404,
             )
     ends_this_one = any(session.session_key == current for session in chosen)
     # Rows of sessions already ended (by a password change, say) go too, but

@@ -13,9 +13,10 @@ from datetime import timedelta
 
 from allauth.account import app_settings
 from allauth.mfa import app_settings as mfa_settings
-from django.shortcuts import render
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, ngettext
+
+from tictactoe_site.lib.error_pages import error_page
 
 # The account pages that can answer 429 (on POST): allauth's action, and the
 # page's sentence saying what it counts. Actions of allauth.mfa are in
@@ -105,11 +106,8 @@ def too_many(request, *, refusal: str, wait: timedelta | None):
             "refusal": refusal,
             "wait": wait_text(wait),
         }
-    response = render(
-        request,
-        "error.html",
-        {"title": _("Too many requests"), "message": message},
-        status=429,
+    response = error_page(
+        request, title=_("Too many requests"), message=message, status=429
     )
     if wait is not None:
         response["Retry-After"] = retry_after(wait)

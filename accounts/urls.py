@@ -1,83 +1,80 @@
-"""Account routes under /accounts/: allauth's views (its URL names, which its
-code reverses), each behind the site's status codes, and closing an account."""
+"""Account routes under /accounts/: allauth's own routes (its paths and URL
+names, which its code reverses), each behind the site's status codes; our
+overrides before them; and our pages allauth lacks (closing an account…)."""
 
 from allauth.account import views as allauth_views
-from allauth.mfa.base import views as mfa_views
-from allauth.mfa.recovery_codes import views as recovery_views
-from allauth.mfa.totp import views as totp_views
-from allauth.mfa.webauthn import views as webauthn_views
-from django.urls import path, re_path
+from django.urls import URLPattern, URLResolver, include, path
 from django.utils.translation import gettext_lazy as _
 
-from games.http import allow_methods, get_only
+from tictactoe_site.lib.http_methods import allow_methods, get_only
 
 from . import keep_account_views, preference_views, privacy_views, views
 from .guests import keep_first
 from .views import account_page
 
+# allauth's routes we do not serve: re-authentication is by password only
+# (settings), so not by emailed code, second factor or passkey; login by code
+# is off; the account page lists signed-in browsers itself (sessions/end/).
+NOT_SERVED = {
+    "account_request_reauthentication_code",
+    "account_confirm_reauthentication_code",
+    "account_confirm_login_code",
+    "mfa_reauthenticate",
+    "mfa_reauthenticate_webauthn",
+    "usersessions_list",
+}
+# allauth's pages that only show something: GET only, with the site's 405 page.
+SHOW_ONLY = {
+    "mfa_index",
+    "mfa_view_recovery_codes",
+    "mfa_download_recovery_codes",
+    "mfa_list_webauthn",
+}
+# allauth's pages that need a password or an address: a guest keeps the
+# account first (accounts.guests.keep_first).
+GUEST_KEEPS_FIRST = {
+    "account_reauthenticate",
+    "account_email",
+    "account_change_password",
+    "account_set_password",
+}
+
+
+def served(patterns, *, skip: set[str]) -> list[URLPattern | URLResolver]:
+    """allauth's `patterns` (nested includes kept), each view behind the site's
+    status codes and 405 page (accounts.views.account_page, or get_only), the
+    routes named in NOT_SERVED and `skip` left out."""
+    routes = []
+    for pattern in patterns:
+        if isinstance(pattern, URLResolver):
+            inner = served(pattern.url_patterns, skip=skip)
+            routes.append(URLResolver(pattern.pattern, inner, pattern.default_kwargs))
+        elif pattern.name not in NOT_SERVED | skip:
+            name = pattern.name
+            view = (get_only if name in SHOW_ONLY else account_page)(pattern.callback)
+            if name in GUEST_KEEPS_FIRST:
+                view = keep_first(view)
+            routes.append(URLPattern(pattern.pattern, view, pattern.default_args, name))
+    return routes
+
+
 logout = allow_methods("POST", hint=_("Use the Log out button at the top."))(
     keep_account_views.logout_warning_for_guests(allauth_views.logout)
 )
 
-urlpatterns = [
+# Our overrides of allauth's routes (the same paths and names).
+overrides = [
+    # Our sign-up form's refusal of a username taken in between (accounts.views).
     path("signup/", account_page(views.SignupView.as_view()), name="account_signup"),
-    path("login/", account_page(allauth_views.login), name="account_login"),
+    # POST only; a guest is warned first (accounts.keep_account_views).
     path("logout/", logout, name="account_logout"),
-    path(
-        "reauthenticate/",
-        keep_first(account_page(allauth_views.reauthenticate)),
-        name="account_reauthenticate",
-    ),
-    # A guest keeps the account first (accounts.guests.keep_first).
-    path(
-        "email/",
-        keep_first(account_page(allauth_views.email)),
-        name="account_email",
-    ),
-    path(
-        "confirm-email/",
-        account_page(allauth_views.email_verification_sent),
-        name="account_email_verification_sent",
-    ),
-    re_path(
-        r"^confirm-email/(?P<key>[-:\w]+)/$",
-        account_page(allauth_views.confirm_email),
-        name="account_confirm_email",
-    ),
-    path(
-        "password/change/",
-        keep_first(account_page(allauth_views.password_change)),
-        name="account_change_password",
-    ),
-    path(
-        "password/set/",
-        keep_first(account_page(allauth_views.password_set)),
-        name="account_set_password",
-    ),
-    path(
-        "password/reset/",
-        account_page(allauth_views.password_reset),
-        name="account_reset_password",
-    ),
-    path(
-        "password/reset/done/",
-        account_page(allauth_views.password_reset_done),
-        name="account_reset_password_done",
-    ),
-    re_path(
-        r"^password/reset/key/(?P<uidb36>[0-9A-Za-z]+)-(?P<key>.+)/$",
-        account_page(allauth_views.password_reset_from_key),
-        name="account_reset_password_from_key",
-    ),
-    path(
-        "password/reset/key/done/",
-        account_page(allauth_views.password_reset_from_key_done),
-        name="account_reset_password_from_key_done",
-    ),
-    path(
-        "inactive/",
-        account_page(allauth_views.account_inactive),
-        name="account_inactive",
+]
+
+urlpatterns = [
+    *overrides,
+    *served(
+        path("", include("allauth.urls")).url_patterns,
+        skip={pattern.name for pattern in overrides},
     ),
     path("close/", views.close_account, name="account_close"),
     # A guest's account becomes a normal one (accounts.keep_account).
@@ -100,68 +97,5 @@ urlpatterns = [
         "turn-email/unsubscribe/<str:token>/",
         views.turn_email_unsubscribe,
         name="turn_email_unsubscribe",
-    ),
-]
-
-# -- two-factor authentication and passkeys: allauth.mfa's views under /accounts/2fa/
-# (its URL names, which its code reverses), behind the site's status codes and
-# readable 405 page. Re-authentication is by password (settings), so allauth's
-# second-factor re-authentication pages are not routed; nor is its passkey sign-up.
-urlpatterns += [
-    path("2fa/", get_only(mfa_views.index), name="mfa_index"),
-    path(
-        "2fa/authenticate/",
-        account_page(mfa_views.authenticate),
-        name="mfa_authenticate",
-    ),
-    path(
-        "2fa/totp/activate/",
-        account_page(totp_views.activate_totp),
-        name="mfa_activate_totp",
-    ),
-    path(
-        "2fa/totp/deactivate/",
-        account_page(totp_views.deactivate_totp),
-        name="mfa_deactivate_totp",
-    ),
-    path(
-        "2fa/recovery-codes/",
-        get_only(recovery_views.view_recovery_codes),
-        name="mfa_view_recovery_codes",
-    ),
-    path(
-        "2fa/recovery-codes/generate/",
-        account_page(recovery_views.generate_recovery_codes),
-        name="mfa_generate_recovery_codes",
-    ),
-    path(
-        "2fa/recovery-codes/download/",
-        get_only(recovery_views.download_recovery_codes),
-        name="mfa_download_recovery_codes",
-    ),
-    path(
-        "2fa/webauthn/",
-        get_only(webauthn_views.list_webauthn),
-        name="mfa_list_webauthn",
-    ),
-    path(
-        "2fa/webauthn/add/",
-        account_page(webauthn_views.add_webauthn),
-        name="mfa_add_webauthn",
-    ),
-    path(
-        "2fa/webauthn/keys/<int:pk>/remove/",
-        account_page(webauthn_views.remove_webauthn),
-        name="mfa_remove_webauthn",
-    ),
-    path(
-        "2fa/webauthn/keys/<int:pk>/edit/",
-        account_page(webauthn_views.edit_webauthn),
-        name="mfa_edit_webauthn",
-    ),
-    path(
-        "2fa/webauthn/login/",
-        account_page(webauthn_views.login_webauthn),
-        name="mfa_login_webauthn",
     ),
 ]

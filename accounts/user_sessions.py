@@ -20,7 +20,6 @@ from allauth.usersessions.models import UserSession
 from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
 from django.contrib.sessions.backends.db import SessionStore
 from django.contrib.sessions.models import Session
-from django.db import transaction
 from django.utils import timezone
 from django.utils.crypto import constant_time_compare
 
@@ -87,6 +86,4 @@ class UserSessionsAdapter(DefaultUserSessionsAdapter):
         sessions = list(sessions)
         super().end_sessions(sessions)
         for user_id in {session.user_id for session in sessions}:
-            transaction.on_commit(
-                lambda user_id=user_id: live.publish(live.AccountChanged(user_id))
-            )
+            live.publish_on_commit(live.AccountChanged(user_id))

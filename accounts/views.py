@@ -14,7 +14,8 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.csrf import csrf_exempt
 
-from games.http import allow_methods, post_only
+from tictactoe_site.lib.error_pages import error_page
+from tictactoe_site.lib.http_methods import allow_methods, post_only
 
 from . import services, turn_emails
 from .forms import CloseAccountForm, TurnEmailForm, UsernameJustTaken
@@ -99,16 +100,13 @@ def close_account(request):
 def turn_email_settings(request):
     """The account page's your-turn email choice: only with a confirmed address."""
     if not turn_emails.has_confirmed_address(request.user):
-        return render(
+        return error_page(
             request,
-            "error.html",
-            {
-                "title": _("No confirmed email address"),
-                "message": _(
-                    "Confirm an email address first: the emails go only "
-                    "to a confirmed address."
-                ),
-            },
+            title=_("No confirmed email address"),
+            message=_(
+                "Confirm an email address first: the emails go only "
+                "to a confirmed address."
+            ),
             status=400,
         )
     form = TurnEmailForm(request.POST)
@@ -133,16 +131,13 @@ def turn_email_unsubscribe(request, token):
     try:
         user_id = turn_emails.unsubscriber(token)
     except signing.BadSignature:
-        return render(
+        return error_page(
             request,
-            "error.html",
-            {
-                "title": _("Broken unsubscribe link"),
-                "message": _(
-                    "This unsubscribe link is broken. Use the link in the "
-                    "email as it is, or turn the emails off on your account page."
-                ),
-            },
+            title=_("Broken unsubscribe link"),
+            message=_(
+                "This unsubscribe link is broken. Use the link in the "
+                "email as it is, or turn the emails off on your account page."
+            ),
             status=400,
         )
     if request.method == "POST":

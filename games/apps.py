@@ -7,4 +7,5 @@ class GamesConfig(AppConfig):
 
     def ready(self):
         # Connect the receivers; register the system checks.
-        from . import checks, live, receivers, signals  # noqa: F401
+        from . import checks, receivers, signals  # noqa: F401
+        from .live import accounts  # noqa: F401

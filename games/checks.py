@@ -10,7 +10,9 @@ from urllib.parse import urlsplit
 from django.conf import settings
 from django.core.checks import Error, Tags, Warning, register
 
-from . import live, private_dirs
+from tictactoe_site.lib import private_dirs
+
+from .live.brokers import datagrams
 
 FILE_CACHE = "django.core.cache.backends.filebased.FileBasedCache"
 
@@ -65,18 +67,18 @@ def live_socket_directory_is_private(app_configs, **kwargs) -> list[Error]:
     updates to each other's Unix sockets in DJANGO_CACHE_DIR/live/."""
     if settings.REDIS_URL:
         return []
-    directory = live.socket_directory()
+    directory = datagrams.socket_directory()
     if directory is None:
         return []
-    longest = len(os.fsencode(directory / ("x" * live.LONGEST_SOCKET_NAME)))
-    if longest > live.LONGEST_SOCKET_PATH:
+    longest = len(os.fsencode(directory / ("x" * datagrams.LONGEST_SOCKET_NAME)))
+    if longest > datagrams.LONGEST_SOCKET_PATH:
         have = len(os.fsencode(settings.CACHE_DIR))
-        most = have - (longest - live.LONGEST_SOCKET_PATH)
+        most = have - (longest - datagrams.LONGEST_SOCKET_PATH)
         return [
             Error(
                 f"The live-update sockets in {directory} would have paths of up "
                 f"to {longest} bytes; a Unix socket's path holds at most "
-                f"{live.LONGEST_SOCKET_PATH}.",
+                f"{datagrams.LONGEST_SOCKET_PATH}.",
                 hint=f"Set DJANGO_CACHE_DIR to a path of at most {most} bytes "
                 f"({settings.CACHE_DIR} has {have}).",
                 id="games.E003",

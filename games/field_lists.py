@@ -72,8 +72,9 @@ MOVE_READ_FIELDS = (
     "version",
     "series_id",
 )
-# A new state of a game writes these (games.services._apply, then the move's
-# compare-and-set): what the rules change, the order of the moves, the time.
+# A new state of a game writes these (games.services.moves._set_state, then the
+# move's compare-and-set): what the rules change, the order of the moves, the
+# time.
 STATE_FIELDS = (
     "board",
     "move_count",

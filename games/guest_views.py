@@ -20,12 +20,13 @@ from django.utils.http import urlencode
 from django.utils.translation import gettext, gettext_lazy
 
 from accounts import guests, refusals
+from tictactoe_site.lib.error_pages import error_page
+from tictactoe_site.lib.http_methods import post_only
 
 from . import rules, services
-from .exceptions import GameNotFound, refusal_text, status_for
 from .forms import GuestNameForm
-from .http import post_only
 from .models import Game
+from .rejections import GameNotFound, refusal_text, status_for
 
 JOINED = gettext_lazy("You joined the game as a guest.")
 
@@ -86,11 +87,8 @@ def visitor_game_page(request, game_id: int, *, error=None, status=200, name=Non
     game = _open_game(request, game_id)
     if game is None:
         if error is not None:
-            return render(
-                request,
-                "error.html",
-                {"title": gettext("Not joined"), "message": error},
-                status=status,
+            return error_page(
+                request, title=gettext("Not joined"), message=error, status=status
             )
         return redirect_to_login(request.get_full_path())
     creator = game.player_x or game.player_o

@@ -98,8 +98,8 @@ def result_violations(game: Game, stored: list[ResultRow]) -> list[str]:
 def player_violations(game: Game) -> list[str]:
     """A game in progress waits on an active player: an inactive one (a closed or
     deactivated account) can never move, and the other can neither move, forfeit
-    nor abort. Leaving settles each game (services.deactivate_account), so only a
-    deactivation that went around it leaves one here."""
+    nor abort. Leaving settles each game (services.settle_games_and_deactivate),
+    so only a deactivation that went around it leaves one here."""
     mover = game.player_for(game.next_mark)
     if mover is not None and not mover.is_active:
         return [

@@ -235,8 +235,8 @@ class GameQuerySet(models.QuerySet):
         every open game (the open list), one aggregate query, no model instances.
 
         A write to any of these rows sets a new `updated_at` and bumps `version`
-        (games.services; deactivate_account sets `updated_at` of all the leaver's
-        games); a creation or a deletion changes the count. `updated_at` alone
+        (games.services; settle_games_and_deactivate sets `updated_at` of all the
+        leaver's games); a creation or a deletion changes the count. `updated_at` alone
         could miss a change on PostgreSQL, where two games' transactions may
         commit in the other order than their timestamps: the sum of versions
         still moves. A game can only join these rows by being created, so one

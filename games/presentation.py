@@ -409,24 +409,38 @@ def streak_text(streak: Streak) -> str:
 
 
 @dataclass(frozen=True, slots=True)
+class ReplayLink:
+    """One step link of the replay: to ?ply=`ply`, or shown disabled where `ply`
+    is None (it would go nowhere). `key` is the key static/games/replay.js
+    follows it on (a KeyboardEvent.key), `rel` its link relation if any."""
+
+    label: str
+    ply: int | None
+    key: str
+    rel: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class ReplayNav:
-    """Where ?ply=N links point: None where the link would go nowhere."""
+    """The replay after `ply` of `last` moves, and where its links point."""
 
     ply: int
     last: int
 
-    @property
-    def first_ply(self) -> int | None:
-        return 0 if self.ply > 0 else None
-
-    @property
-    def previous_ply(self) -> int | None:
-        return self.ply - 1 if self.ply > 0 else None
-
-    @property
-    def next_ply(self) -> int | None:
-        return self.ply + 1 if self.ply < self.last else None
-
-    @property
-    def last_ply(self) -> int | None:
-        return self.last if self.ply < self.last else None
+    def links(
+        self, *, first_label: str, previous_label: str, next_label: str, last_label: str
+    ) -> tuple[ReplayLink, ...]:
+        """First, previous, next and last, in that order. The words come from the
+        template (games.templatetags.replay), whose catalog holds them."""
+        back = self.ply > 0
+        forward = self.ply < self.last
+        return (
+            ReplayLink(first_label, 0 if back else None, "Home"),
+            ReplayLink(
+                previous_label, self.ply - 1 if back else None, "ArrowLeft", "prev"
+            ),
+            ReplayLink(
+                next_label, self.ply + 1 if forward else None, "ArrowRight", "next"
+            ),
+            ReplayLink(last_label, self.last if forward else None, "End"),
+        )

@@ -23,4 +23,4 @@ def settle_games_of_deactivated_user(sender, instance, raw, update_fields, **kwa
         return
     if update_fields is not None and "is_active" not in update_fields:
         return
-    services.deactivate_account(user=instance)
+    services.settle_games_and_deactivate(user=instance)

@@ -1,8 +1,9 @@
 """The signals games.services sends after a change to a game commits, and the
 log line of each.
 
-Receivers get keyword arguments; `game` is the committed Game row. Live updates
-(games.live) subscribe here; nothing else needs to know where changes come from.
+Receivers get keyword arguments; `game` is the committed Game row. They are
+for whoever listens (the log lines below, tictactoe_site.metrics); live updates
+do not go through them (the services call games.live.publish_on_commit).
 What games does on other apps' signals is in games.receivers.
 """
 
@@ -20,8 +21,6 @@ game_joined = Signal()
 move_made = Signal()
 # game, status, winner (the mark "X"/"O", or None for a draw)
 game_ended = Signal()
-# game: a player's name shows differently (a guest kept the account)
-names_changed = Signal()
 
 
 def _name(user) -> str:

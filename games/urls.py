@@ -5,7 +5,8 @@ from . import guest_views, views
 urlpatterns = [
     path("", views.lobby, name="lobby"),
     path("lobby/live/", views.lobby_live, name="lobby_live"),
-    path("lobby/events/", views.live_stream_unavailable, name="lobby_events"),
+    # Placeholder for {% url %}: the stream is games.live.streams (via asgi).
+    path("lobby/events/", views.stream_placeholder, name="lobby_events"),
     path("games/new/", views.new_game, name="new_game"),
     path("games/archive/", views.archive, name="archive"),
     path("players/<str:username>/", views.player_detail, name="player_detail"),
@@ -33,9 +34,10 @@ urlpatterns = [
     path("games/<int:game_id>/", views.game_detail, name="game_detail"),
     path("games/<int:game_id>/state.json", views.game_state, name="game_state"),
     path("games/<int:game_id>/live/", views.game_live, name="game_live"),
+    # Placeholder for {% url %}: the stream is games.live.streams (via asgi).
     path(
         "games/<int:game_id>/events/",
-        views.live_stream_unavailable,
+        views.stream_placeholder,
         name="game_events",
     ),
     path("games/<int:game_id>/move/", views.play_move, name="play_move"),

@@ -21,9 +21,13 @@ from django.utils.translation import gettext, ngettext
 
 from accounts import guests, rate_limits, refusals
 from accounts.guests import is_guest
+from tictactoe_site.lib.error_pages import error_page
+from tictactoe_site.lib.http_methods import get_only, post_only
 
 from . import guest_views, page_cache, presentation, rules, services
-from .exceptions import (
+from .forms import ArchiveForm, MoveForm, NewGameForm, ReplayForm
+from .models import Block, Game, PlayerRecord, PlayerResult, Series
+from .rejections import (
     Blocked,
     GameNotFound,
     InvitationGone,
@@ -31,9 +35,6 @@ from .exceptions import (
     refusal_text,
     status_for,
 )
-from .forms import ArchiveForm, MoveForm, NewGameForm, ReplayForm
-from .http import get_only, post_only
-from .models import Block, Game, PlayerRecord, PlayerResult, Series
 
 LOBBY_PAGE_SIZE = 20
 ARCHIVE_PAGE_SIZE = 20
@@ -305,10 +306,11 @@ def lobby_live(request):
 
 @get_only
 @login_required
-def live_stream_unavailable(request, game_id: int | None = None):
-    """The streams are served by tictactoe_site.asgi, before Django. A plain WSGI
-    server lands here: 204 tells the browser's EventSource not to retry, and the
-    pages keep working without live updates."""
+def stream_placeholder(request, game_id: int | None = None):
+    """The `…/events/` addresses, for `{% url %}`: the streams themselves are
+    games.live.streams, which tictactoe_site.asgi serves before Django. A plain
+    WSGI server lands here: 204 tells the browser's EventSource not to retry,
+    and the pages keep working without live updates."""
     return HttpResponse(status=204)
 
 
@@ -420,8 +422,11 @@ def block_player(request, username: str):
     try:
         services.block_player(blocker=request.user, blocked=player)
     except rules.Rejected as exc:
-        return _message_page(
-            request, gettext("Not blocked"), refusal_text(exc), status_for(exc)
+        return error_page(
+            request,
+            title=gettext("Not blocked"),
+            message=refusal_text(exc),
+            status=status_for(exc),
         )
     messages.success(
         request,
@@ -445,12 +450,6 @@ def unblock_player(request, username: str):
         gettext("You unblocked %(username)s.") % {"username": player.get_username()},
     )
     return redirect("player_detail", player.get_username())
-
-
-def _message_page(request, title: str, message: str, status: int):
-    return render(
-        request, "error.html", {"title": title, "message": message}, status=status
-    )
 
 
 @get_only
@@ -477,8 +476,11 @@ def _render_invitation(
     except InvitationNotFound as exc:
         raise Http404(refusal_text(exc)) from None
     except InvitationGone as exc:
-        return _message_page(
-            request, gettext("Invitation closed"), refusal_text(exc), 410
+        return error_page(
+            request,
+            title=gettext("Invitation closed"),
+            message=refusal_text(exc),
+            status=410,
         )
     inviter = game.player_x or game.player_o
     user = request.user

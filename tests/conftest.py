@@ -12,7 +12,7 @@ from django.test import Client
 from django.utils import translation
 
 from games import services
-from games.live import hub
+from games.live.hub import hub
 from games.models import Game
 
 from .support.engines import (  # noqa: F401  (pytest hooks)

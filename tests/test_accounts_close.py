@@ -12,7 +12,7 @@ from django.core.management import call_command
 from django.test import Client
 
 from accounts import services as account_services
-from games import exceptions, services
+from games import rejections, services
 from games.models import Game, GameStatus, PlayerRecord, PlayerResult
 
 from .conftest import DRAW, PASSWORD, X_WINS_ROW_0, forfeit_now, new_game
@@ -92,7 +92,7 @@ def test_closing_ends_every_session_and_refuses_logins(make_user):
 
 
 def test_a_closed_name_cannot_be_registered_again(alice):
-    services.close_account(user=alice)
+    account_services.close_account(user=alice)
     for name in ("alice", "ALICE"):
         response = signup(name)
         assert response.status_code == 400
@@ -165,7 +165,7 @@ def test_closing_aborts_forfeits_where_it_is_her_turn_and_keeps_the_rest(
     finished_before, results_before = _games_and_records()
     records_before = list(PlayerRecord.objects.order_by("pk").values())
 
-    services.close_account(user=alice)
+    account_services.close_account(user=alice)
 
     def status(name):
         return Game.objects.get(pk=alice_history[name].pk).status
@@ -204,7 +204,7 @@ def test_a_game_that_stays_says_that_the_player_left(
     client_for, alice, carol, alice_history
 ):
     game = alice_history["opponent's turn"]
-    services.close_account(user=alice)
+    account_services.close_account(user=alice)
     page = client_for(carol).get(f"/games/{game.pk}/")
     assert page.status_code == 200
     assert "Your turn. alice has left: they closed their account." in page.text
@@ -230,7 +230,7 @@ def test_a_game_that_stays_says_that_the_player_left(
 
 def test_the_name_shows_as_closed_everywhere(client_for, alice, bob, alice_history):
     won = alice_history["finished"][0]
-    services.close_account(user=alice)
+    account_services.close_account(user=alice)
     as_bob = client_for(bob)
     pages = {
         "game": as_bob.get(f"/games/{won.pk}/"),
@@ -252,7 +252,7 @@ def test_the_name_shows_as_closed_everywhere(client_for, alice, bob, alice_histo
 
 def test_no_new_games_with_a_closed_account(client_for, alice, bob, alice_history):
     won = alice_history["finished"][0]
-    services.close_account(user=alice)
+    account_services.close_account(user=alice)
     as_bob = client_for(bob)
     before = Game.objects.count()
     response = as_bob.post("/games/new/", {"opponent": "alice", "side": "x"})
@@ -276,7 +276,7 @@ def test_closing_an_account_touches_every_game_of_theirs(
     "alice (closed)". Games without her keep theirs."""
     others = new_game(bob, carol)
     before = dict(Game.objects.values_list("pk", "updated_at"))
-    services.close_account(user=alice)
+    account_services.close_account(user=alice)
     after = dict(Game.objects.values_list("pk", "updated_at"))
     theirs = set(Game.objects.of(alice).values_list("pk", flat=True))
     assert len(theirs) == 11
@@ -285,15 +285,15 @@ def test_closing_an_account_touches_every_game_of_theirs(
 
 
 def test_closing_a_closed_account_changes_nothing(alice, bob, alice_history):
-    services.close_account(user=alice)
+    account_services.close_account(user=alice)
     games = list(Game.objects.order_by("pk").values())
-    services.close_account(user=alice)
+    account_services.close_account(user=alice)
     assert list(Game.objects.order_by("pk").values()) == games
 
 
 def test_staff_see_closed_accounts_in_the_admin(client_for, alice, bob, make_user):
     root = make_user("root", is_staff=True, is_superuser=True)
-    services.close_account(user=alice)
+    account_services.close_account(user=alice)
     admin = client_for(root)
     closed = admin.get("/admin/auth/user/?account=closed")
     assert closed.status_code == 200
@@ -340,7 +340,7 @@ def test_a_game_cannot_start_against_an_account_closed_meanwhile(alice, bob):
     """The opponent was looked up before the account closed: create_game
     re-reads the locked row (the lock that orders it with close_account)."""
     seen_before = User.objects.get(pk=alice.pk)
-    services.close_account(user=alice)
-    with pytest.raises(exceptions.PlayerLeft):
+    account_services.close_account(user=alice)
+    with pytest.raises(rejections.PlayerLeft):
         services.create_game(creator=bob, opponent=seen_before)
     assert not Game.objects.exists()

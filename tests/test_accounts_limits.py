@@ -6,7 +6,6 @@ requests against the served app: test_accounts_served.py.
 """
 
 from datetime import timedelta
-from pathlib import Path
 
 import pytest
 from allauth.account import app_settings
@@ -26,8 +25,8 @@ from .support.account_client import (
     outbox_to,
     signup,
 )
+from .support.readme import README
 
-ROOT = Path(__file__).resolve().parent.parent
 PAUSED = "Too many failed logins for this account or from your network"
 
 
@@ -268,9 +267,7 @@ UNREACHABLE = {"change_phone", "request_login_code", "verify_phone"}
 
 def readme_limit_row(needle: str) -> list[str]:
     (row,) = [
-        line
-        for line in (ROOT / "README.md").read_text().splitlines()
-        if line.startswith("| ") and needle in line
+        line for line in README.splitlines() if line.startswith("| ") and needle in line
     ]
     return [cell.strip() for cell in row.strip("|").split("|")]
 

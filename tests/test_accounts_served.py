@@ -18,6 +18,8 @@ BARRIER_TIMEOUT = 60  # seconds a request waits for the others before failing
 SAMPLES = 30
 WARMUP = 3  # pairs of requests not counted
 TIMING_TOLERANCE = 0.005  # seconds between the medians
+SHARING = 6  # accounts that hold each taken address before it is probed
+SHARING_MANY = 30  # the same, in process (a statement count, not a time)
 
 
 def setup_accounts(server, script: str) -> None:
@@ -29,9 +31,9 @@ SETUP = """
 from allauth.account.models import EmailAddress
 from django.contrib.auth import get_user_model
 User = get_user_model()
-def confirmed(username, email):
+def confirmed(username, email, verified=True):
     user = User.objects.create_user(username=username, password=PASSWORD)
-    EmailAddress.objects.create(user=user, email=email, verified=True, primary=True)
+    EmailAddress.objects.create(user=user, email=email, verified=verified, primary=True)
 """.replace("PASSWORD", repr(PASSWORD))
 
 
@@ -180,6 +182,10 @@ def timed(tmp_path_factory):
             app,
             "".join(
                 f"confirmed('dora{n}', {taken_address(n)!r})\n"
+                + "".join(
+                    f"confirmed('dora{n}x{k}', {taken_address(n)!r}, False)\n"
+                    for k in range(SHARING - 1)
+                )
                 for n in range(-WARMUP, SAMPLES)
             ),
         )
@@ -187,10 +193,10 @@ def timed(tmp_path_factory):
 
 
 def taken_address(n: int) -> str:
-    """The confirmed address of an account of its own, one per sample: each
-    probe meets one account, as a first probe of someone's address does. (One
-    address for every sample would give it one more account with each sign-up
-    or change, and a lookup that reads them all.)"""
+    """An address SHARING accounts already hold (one confirmed it; the others
+    signed up or changed to it since, unconfirmed for good): a well-known
+    address, probed many times. One per sample, so every probe meets the same
+    number of accounts: a probe adds one more to the address it used."""
     return f"dora{n}@example.com"
 
 
@@ -283,3 +289,58 @@ def test_reset_takes_as_long_for_an_unknown_address(timed):
         taken_median,
         free_median,
     )
+
+
+# -- why the timing holds however many accounts hold an address ------------------
+
+
+def holders(address: str, count: int, prefix: str) -> None:
+    """`count` accounts holding `address`: the first confirmed it."""
+    from allauth.account.models import EmailAddress
+    from django.contrib.auth import get_user_model
+
+    for n in range(count):
+        user = get_user_model().objects.create_user(username=f"{prefix}{n}")
+        EmailAddress.objects.create(
+            user=user, email=address, verified=n == 0, primary=True
+        )
+
+
+@pytest.mark.parametrize("page", ["signup", "email", "reset"])
+def test_a_taken_address_costs_the_same_statements_whoever_else_holds_it(
+    db, client_for, page
+):
+    """In process, exactly: a sign-up, an address change or a reset request
+    with an address one account holds runs as many SQL statements as with one
+    SHARING_MANY accounts hold, so the served medians above cannot drift with
+    how often an address was probed."""
+    from django.contrib.auth import get_user_model
+    from django.db import connection
+    from django.test import Client
+    from django.test.utils import CaptureQueriesContext
+
+    def statements(address: str, n: int) -> int:
+        if page == "email":
+            user = get_user_model().objects.create_user(
+                username=f"changer{n}", password=PASSWORD
+            )
+            client, path = client_for(user), "/accounts/email/"
+            fields = {"email": address, "action_add": ""}
+        elif page == "signup":
+            client, path = Client(), "/accounts/signup/"
+            fields = {
+                "username": f"newcomer{n}",
+                "email": address,
+                "password1": PASSWORD,
+                "password2": PASSWORD,
+            }
+        else:
+            client, path = Client(), "/accounts/password/reset/"
+            fields = {"email": address}
+        with CaptureQueriesContext(connection) as queries:
+            assert client.post(path, fields).status_code == 302
+        return len(queries.captured_queries)
+
+    holders("one@example.com", 1, "one")
+    holders("many@example.com", SHARING_MANY, "many")
+    assert statements("one@example.com", 1) == statements("many@example.com", 2)

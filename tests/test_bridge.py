@@ -12,7 +12,8 @@ from django.core.wsgi import get_wsgi_application
 from django.urls import reverse
 
 from tictactoe_site import cpus
-from tictactoe_site.bridge import DEFER, REQUEST_TOO_LARGE, WsgiBridge, build_environ
+from tictactoe_site.bridge import REQUEST_TOO_LARGE, WsgiBridge, build_environ
+from tictactoe_site.lib.deferred import DEFER
 
 
 def scope(path="/games/1/", **extra) -> dict:

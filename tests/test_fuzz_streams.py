@@ -118,7 +118,7 @@ def test_hostile_requests_to_the_streams(
     extra,
     body,
 ):
-    from games.live import hub
+    from games.live.hub import hub
 
     path = template.format(id=world[game])
     cookie = f"sessionid={stream_cookies[actor]}"

@@ -6,6 +6,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
+from accounts import services as account_services
 from games import services
 from games.field_lists import GAME_PAGE_FIELDS, PAGE_PLAYER_FIELDS, PAGE_SERIES_FIELDS
 from games.models import Game
@@ -71,7 +72,7 @@ def test_a_waiting_game_has_one_player_and_no_series(alice):
 
 
 def test_a_closed_account_reads_as_inactive(alice, bob, game):
-    services.close_account(user=bob)
+    account_services.close_account(user=bob)
 
     page_game, _ = read(game.pk, alice)
 

@@ -10,8 +10,9 @@ request time in the request's language, and cached per language.
 from django.utils import translation
 from django.utils.functional import Promise
 
-from games import forms, guest_views, http, player_stats
+from games import forms, guest_views, player_stats
 from games.models import GameStatus, ResultOutcome
+from tictactoe_site.lib import http_methods
 
 
 def fr(client, url):
@@ -70,7 +71,7 @@ def test_words_kept_at_module_level_are_lazy():
         forms.CELL_ERROR,
         forms.PLY_ERROR,
         guest_views.JOINED,
-        http.GAME_BUTTONS_HINT,
+        http_methods.GAME_BUTTONS_HINT,
         player_stats.RESULT_FILTERS["won"][0],
         GameStatus.DRAW.label,
         ResultOutcome.WIN.label,

@@ -11,6 +11,7 @@ from django.contrib.auth import get_user_model
 from django.core.cache import caches
 from django.utils import timezone
 
+from accounts import services as account_services
 from accounts.middleware import SEEN_CACHE, seen_key
 from accounts.models import Guest
 from games import services
@@ -115,7 +116,7 @@ def test_a_closed_guest_is_named_as_such(
     dora, _ = dora_games
     idle_for(dora, 31)
     bob = make_user("bob")
-    services.close_account(user=bob)
+    account_services.close_account(user=bob)
     assert housekeeping.close_idle_guests(timezone.now()) == 1
     users = get_user_model().objects.select_related("guest")
     closed_guest, closed_account = users.get(pk=dora.pk), users.get(pk=bob.pk)

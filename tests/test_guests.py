@@ -12,7 +12,7 @@ from django.core import mail
 from django.test import Client
 
 from accounts.models import Guest, UsernameKey
-from games import services
+from games import rejections, services
 from games.models import Game, GameStatus
 
 from .conftest import snapshot_tables
@@ -122,7 +122,7 @@ def test_a_join_refused_inside_the_transaction_takes_the_guest_back(
     """The join fails after the account was written: both are rolled back."""
 
     def refuse(**kwargs):
-        raise services.GameFull()
+        raise rejections.GameFull()
 
     monkeypatch.setattr(services, "join_invitation", refuse)
     users = get_user_model().objects.count()

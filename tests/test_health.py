@@ -18,7 +18,7 @@ from django.db import OperationalError, connections
 from django.utils import timezone
 from django_tasks_db.models import DBTaskResult
 
-from games.live import hub
+from games.live.hub import hub
 from tictactoe_site import health, probes
 from tictactoe_site.heartbeat import beat as heartbeat_task
 

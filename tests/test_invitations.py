@@ -1,12 +1,13 @@
 """Invitation links (games.services.create_invitation, join_invitation): an open
 game only the holder of its link may join, not listed among open games."""
 
+import hmac
 import re
 
 import pytest
 from django.test import Client
 
-from games import exceptions, services
+from games import rejections, services
 from games.models import Game, GameStatus, Invitation
 
 from .conftest import snapshot_tables
@@ -91,7 +92,7 @@ def test_invitations_count_towards_the_open_game_limit(as_alice, alice, settings
     assert "You already have 2 open games waiting for players." in text(response)
     assert snapshot_tables() == before
     assert Invitation.objects.count() == 1
-    with pytest.raises(exceptions.TooManyOpenGames):
+    with pytest.raises(rejections.TooManyOpenGames):
         services.create_game(creator=alice)
 
 
@@ -218,14 +219,14 @@ def test_a_link_that_never_existed_answers_404(invitation, alice, as_bob, path):
 
 def test_the_secret_is_compared_in_constant_time(invitation, monkeypatch):
     compared = []
-    real = services.hmac.compare_digest
+    real = hmac.compare_digest
 
     def spy(a, b):
         compared.append((a, b))
         return real(a, b)
 
-    monkeypatch.setattr(services.hmac, "compare_digest", spy)
-    with pytest.raises(exceptions.InvitationNotFound):
+    monkeypatch.setattr(hmac, "compare_digest", spy)
+    with pytest.raises(rejections.InvitationNotFound):
         services.invited_game(game_id=invitation.game_id, secret="B" * 43)
     assert compared == [(invitation.secret.encode(), b"B" * 43)]
 

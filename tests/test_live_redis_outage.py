@@ -23,13 +23,9 @@ import time
 import pytest
 import redis
 
-from games.live import (
-    REDIS_TIMEOUT_SECONDS,
-    AccountChanged,
-    Change,
-    RedisPublisher,
-    decode,
-)
+from games.live import AccountChanged, Change
+from games.live.brokers.redis_pubsub import REDIS_TIMEOUT_SECONDS, RedisPublisher
+from games.live.wire import decode
 
 from .support import hosts
 from .support.asgi import BOUND

@@ -10,8 +10,8 @@ import pytest
 from django.db import OperationalError
 from django.urls import reverse
 
-from games import streams
-from games.live import hub
+from games.live import streams
+from games.live.hub import hub
 
 from .support.asgi import Stream, run, sessionid
 
@@ -170,8 +170,9 @@ def test_streams_refuse_a_session_a_page_would_refuse(
 def test_streams_answer_503_while_the_database_cannot_be_reached(
     game, carol, client_for, monkeypatch, path
 ):
-    """As the pages do (games.errors): a readable 503, never a traceback. The
-    real outage, a stopped PostgreSQL, is in tests/test_database_outage.py."""
+    """As the pages do (tictactoe_site.lib.error_pages): a readable 503, never a
+    traceback. The real outage, a stopped PostgreSQL, is in
+    tests/test_database_outage.py."""
     cookie = sessionid(client_for(carol))
 
     def unreachable(*args):

@@ -6,7 +6,8 @@ admin would), end the streams another process holds, within one ping interval.
 
 import pytest
 
-from games.live import CHANNEL, KEEPALIVE_SECONDS
+from games.live.brokers.postgres_notify import CHANNEL
+from games.live.hub import KEEPALIVE_SECONDS
 
 from .support import hosts
 from .support.asgi import BOUND

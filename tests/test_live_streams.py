@@ -16,7 +16,9 @@ import pytest
 from django.urls import reverse
 
 from games import services
-from games.live import KEEPALIVE_SLICES, Change, Subscriber, decode, encode, hub
+from games.live import Change
+from games.live.hub import KEEPALIVE_SLICES, Subscriber, hub
+from games.live.wire import decode, encode
 
 from .support.asgi import BOUND, Stream, in_thread, move, run, sessionid
 
@@ -202,7 +204,7 @@ def test_lobby_stream_hears_about_own_games_and_open_games_only(
     monkeypatch.setattr(hub, "deliver", deliver_and_note)
     # Each piece of news delivered at once, not a second after the one before
     # (tests/test_lobby_coalescing.py).
-    monkeypatch.setattr(hub.lobby_news, "interval", 0.0)
+    monkeypatch.setattr(hub.lobby_refresh, "interval", 0.0)
 
     async def create(**kwargs):
         """Create a game; return bob's lobby news once this hub has heard of it."""

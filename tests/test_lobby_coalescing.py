@@ -1,6 +1,6 @@
-"""Lobby news is coalesced per process (games.live.Coalescer): one user creating
-and aborting open games over and over wakes each lobby stream at most once a
-second, and the last change always arrives (the trailing edge).
+"""Lobby news is coalesced per process (games.live.hub.Coalescer): one user
+creating and aborting open games over and over wakes each lobby stream at most
+once a second, and the last change always arrives (the trailing edge).
 
 Time is a `Timeline` the test moves by hand, or a real event loop waited on
 with deadlines; nothing sleeps."""
@@ -9,8 +9,9 @@ import asyncio
 
 import pytest
 
-from games import live, services
-from games.live import Change, Coalescer, Hub, hub
+from games import services
+from games.live import Change
+from games.live.hub import Coalescer, Hub, Subscriber, hub
 
 from .support.asgi import BOUND, Stream, in_thread, run, sessionid
 
@@ -69,13 +70,13 @@ def coalescer(timeline, flushes) -> Coalescer:
 
 
 def test_news_after_a_quiet_second_is_delivered_at_once(coalescer, timeline, flushes):
-    coalescer.news()
+    coalescer.flush_soon()
     assert flushes == [0.0]
     timeline.advance_to(5.0)
-    coalescer.news()
+    coalescer.flush_soon()
     assert flushes == [0.0, 5.0]
     timeline.advance_to(6.0)  # exactly a second later
-    coalescer.news()
+    coalescer.flush_soon()
     assert flushes == [0.0, 5.0, 6.0]
     assert timeline.due == []
 
@@ -83,10 +84,10 @@ def test_news_after_a_quiet_second_is_delivered_at_once(coalescer, timeline, flu
 def test_news_within_the_second_waits_for_one_delivery_at_its_end(
     coalescer, timeline, flushes
 ):
-    coalescer.news()
+    coalescer.flush_soon()
     for when in (0.1, 0.5, 0.9):
         timeline.advance_to(when)
-        coalescer.news()
+        coalescer.flush_soon()
     assert flushes == [0.0]
     timeline.advance_to(0.999)
     assert flushes == [0.0]
@@ -101,26 +102,26 @@ def test_a_long_burst_is_delivered_once_a_second_and_its_end_too(
     a second apart, the last one after the last news."""
     for step in range(100):
         timeline.advance_to(step * 35 / 1000)
-        coalescer.news()
+        coalescer.flush_soon()
     timeline.advance_to(60.0)
     assert flushes == [0.0, 1.0, 2.0, 3.0, 4.0]
 
 
 def test_cancel_drops_the_news_waiting(coalescer, timeline, flushes):
-    coalescer.news()
+    coalescer.flush_soon()
     timeline.advance_to(0.5)
-    coalescer.news()
+    coalescer.flush_soon()
     coalescer.cancel()
     timeline.advance_to(10.0)
     assert flushes == [0.0]
-    coalescer.news()  # and starts afresh
+    coalescer.flush_soon()  # and starts afresh
     assert flushes == [0.0, 10.0]
 
 
 # -- the hub -----------------------------------------------------------------------
 
 
-class CountingSubscriber(live.Subscriber):
+class CountingSubscriber(Subscriber):
     """A stream's subscriber that counts its wake-ups by news."""
 
     def __init__(self, *args, **kwargs) -> None:
@@ -134,7 +135,7 @@ class CountingSubscriber(live.Subscriber):
 
 @pytest.fixture
 def counting(monkeypatch):
-    monkeypatch.setattr(live, "Subscriber", CountingSubscriber)
+    monkeypatch.setattr("games.live.hub.Subscriber", CountingSubscriber)
 
 
 def on_this_loop() -> Hub:
@@ -184,9 +185,9 @@ def test_one_users_churn_wakes_each_lobby_once_then_once_at_the_end():
 def test_news_of_a_players_game_wakes_only_their_lobbies(timeline):
     async def scenario():
         own = on_this_loop()
-        own.lobby_news = Coalescer(
+        own.lobby_refresh = Coalescer(
             1.0,
-            own._deliver_lobby_news,
+            own._refresh_lobbies,
             clock=timeline.clock,
             schedule=timeline.schedule,
         )
@@ -229,11 +230,11 @@ def test_a_lobby_stream_hears_a_burst_once_then_its_last_state(
 
     def deliver() -> None:
         delivered.append(timeline.now)
-        hub._deliver_lobby_news()
+        hub._refresh_lobbies()
 
     monkeypatch.setattr(
         hub,
-        "lobby_news",
+        "lobby_refresh",
         Coalescer(1.0, deliver, clock=timeline.clock, schedule=timeline.schedule),
     )
     heard: dict[int, asyncio.Event] = {}

@@ -7,7 +7,6 @@ pages): tests/e2e/test_mfa.py; the admin: tests/test_mfa_admin.py."""
 
 import json
 import re
-from pathlib import Path
 
 import pytest
 from allauth.mfa.models import Authenticator
@@ -19,6 +18,8 @@ from accounts.urls import urlpatterns
 from .conftest import PASSWORD
 from .support.account_client import confirmed, logged_in_as
 from .support.hostile import send
+from .support.readme import section
+from .support.routes import routes
 from .support.totp import hotp, totp, wrong_code
 
 SECRET = re.compile(
@@ -239,8 +240,7 @@ def test_the_account_page_shows_the_second_factors(
 
 def readme_routes() -> list[str]:
     """The first cell of each row of README's routes table."""
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
-    table = readme.split("## Routes", 1)[1].split("\n## ", 1)[0]
+    table = section("Routes")
     return [line.split("|")[1] for line in table.splitlines() if line.startswith("|")]
 
 
@@ -248,10 +248,10 @@ def test_every_two_factor_route_is_in_the_readme():
     """As README writes a route: whole (`/accounts/2fa/`), or after the row's
     first route (`/accounts/2fa/webauthn/` (+ `add/`))."""
     rows = readme_routes()
-    mfa_patterns = [p for p in urlpatterns if p.name.startswith("mfa_")]
-    assert len(mfa_patterns) == 12
-    for pattern in mfa_patterns:
-        path = "/accounts/" + str(pattern.pattern).replace("<int:pk>", "<id>")
+    mfa_routes = [w for w, p in routes(urlpatterns) if p.name.startswith("mfa_")]
+    assert len(mfa_routes) == 12
+    for written in mfa_routes:
+        path = "/accounts/" + written.replace("<int:pk>", "<id>")
         written = [f"`{path}`"] + [
             (f"`{path[:cut]}`", f"`{path[cut:]}`")
             for cut in range(len(path))

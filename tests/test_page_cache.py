@@ -11,6 +11,7 @@ from django.db.models import Count, Max, Q, Sum
 from django.test import Client
 from django.utils import timezone
 
+from accounts import services as account_services
 from games import services
 from games.models import Game
 
@@ -99,7 +100,7 @@ def test_a_player_who_closed_their_account_shows_on_a_cached_page(
     play(game, (0, 0), (1, 1))  # alice (X) to move: closing leaves this game be
     as_carol = client_for(carol)
     assert "bob (closed)" not in text(page(as_carol, game))
-    services.close_account(user=bob)
+    account_services.close_account(user=bob)
     game.refresh_from_db()
     # Still running, a new version (who may act changed), the same board.
     assert (game.status, game.version, game.board) == ("in_progress", 4, "X---O----")
@@ -276,7 +277,7 @@ def test_an_opponent_who_closed_their_account_shows_in_the_lobby(
     play(game, (0, 0), (1, 1))  # alice (X) to move: closing leaves this game be
     as_alice = client_for(alice)
     assert '<a href="/players/bob/">bob</a> (O)' in cached(as_alice, lobby_path)
-    services.close_account(user=bob)
+    account_services.close_account(user=bob)
     after = cached(as_alice, lobby_path)
     assert '<a href="/players/bob/">bob (closed)</a> (O)' in after
     assert "Your turn. bob has left: they closed their account." in after
@@ -288,7 +289,7 @@ def test_an_opponent_who_closed_their_account_shows_in_finished_games(
     services.forfeit(game_id=game.pk, user=alice)  # bob has no unfinished game
     as_alice = client_for(alice)
     assert "bob (O) wins: alice (X) forfeited." in cached(as_alice, lobby_path)
-    services.close_account(user=bob)
+    account_services.close_account(user=bob)
     after = cached(as_alice, lobby_path)
     assert "bob (closed) (O) wins: alice (X) forfeited." in after
 

@@ -344,3 +344,21 @@ def test_no_notify_control_for_spectators_replays_or_finished_games(
     as_alice = client_for(alice)
     for path in (f"/games/{game.pk}/", f"/games/{game.pk}/?ply=2"):
         assert "data-notify-control" not in as_alice.get(path).content.decode()
+
+
+def test_the_notice_tag_writes_the_attributes_escaped_or_nothing():
+    """{% notice_attributes %} (games.templatetags.notices): what the lobby's rows
+    and the game page's live state carry for notify.js."""
+    from django.template import Context, Template
+
+    template = Template("{% load notices %}<li{% notice_attributes notice url %}>")
+    notice = TurnNotice(
+        key="game-7-3", tag="game-7", title='Game 7 against "bo" <b>', body="A & B."
+    )
+    assert template.render(Context({"notice": notice, "url": "/games/7/"})) == (
+        '<li data-notice="game-7-3" data-notice-tag="game-7" '
+        'data-notice-title="Game 7 against &quot;bo&quot; &lt;b&gt;" '
+        'data-notice-body="A &amp; B." data-notice-url="/games/7/">'
+    )
+    assert template.render(Context({"notice": None, "url": "/games/7/"})) == "<li>"
+    assert template.render(Context({"url": "/games/7/"})) == "<li>"  # no notice

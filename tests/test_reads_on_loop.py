@@ -1,7 +1,7 @@
 """The pages a player reads, against the app as `make serve` runs it: with
 SQLite they run on the event loop (WEB_READS_ON_LOOP, tictactoe_site.asgi), and
 the one write a read makes, the player's "last seen", follows the response in a
-page thread (tictactoe_site.bridge.DEFER). With PostgreSQL the same pages run in
+page thread (tictactoe_site.lib.deferred). With PostgreSQL the same pages run in
 the page threads; the test holds for both."""
 
 import json

@@ -13,7 +13,7 @@ from django.test.utils import CaptureQueriesContext
 
 from accounts.middleware import SEEN_CACHE, seen_key
 from games import services
-from tictactoe_site.bridge import DEFER
+from tictactoe_site.lib.deferred import DEFER
 
 from .conftest import PASSWORD, X_WINS_ROW_0
 

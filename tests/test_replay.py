@@ -6,6 +6,7 @@ import pytest
 
 from games import rules, services
 from games.models import Move
+from games.presentation import ReplayNav
 
 from .conftest import snapshot_tables
 
@@ -80,11 +81,44 @@ def test_the_current_move_is_marked_and_the_links_step(finished, client_for, bob
 def test_replay_loads_the_keyboard_script_with_the_csp_nonce(finished, client_for):
     response = client_for(finished.player_x).get(f"{finished.get_absolute_url()}?ply=2")
     nonce = re.search(r"'nonce-([^']+)'", response["Content-Security-Policy"])[1]
+    page = text(response)
     assert (
-        f'<script src="/static/games/replay.js" nonce="{nonce}" defer></script>'
-        in text(response)
+        f'<script src="/static/games/replay.js" nonce="{nonce}" defer></script>' in page
     )
-    assert " on" + "keydown=" not in text(response)
+    # The key guard it calls, from 'self', runs first (deferred scripts in order).
+    guard = '<script src="/static/games/key_guard.js" defer></script>'
+    assert page.index(guard) < page.index("/static/games/replay.js")
+    assert " on" + "keydown=" not in page
+
+
+def test_the_game_page_loads_the_key_guard_before_the_keys(game, client_for):
+    page = text(client_for(game.player_x).get(game.get_absolute_url()))
+    guard = '<script src="/static/games/key_guard.js" defer></script>'
+    assert page.count(guard) == 1
+    assert page.index(guard) < page.index("/static/games/keys.js")
+    assert "replay.js" not in page
+
+
+@pytest.mark.parametrize(
+    ("ply", "plies"),
+    [(0, [None, None, 1, 7]), (3, [0, 2, 4, 7]), (7, [0, 6, None, None])],
+)
+def test_the_replay_links_are_first_previous_next_last(ply, plies):
+    """None: shown disabled, the step would go nowhere."""
+    links = ReplayNav(ply, 7).links(
+        first_label="F", previous_label="P", next_label="N", last_label="L"
+    )
+    assert [link.label for link in links] == ["F", "P", "N", "L"]
+    assert [link.ply for link in links] == plies
+    assert [link.key for link in links] == ["Home", "ArrowLeft", "ArrowRight", "End"]
+    assert [link.rel for link in links] == ["", "prev", "next", ""]
+
+
+def test_a_game_without_moves_replays_with_every_step_disabled():
+    links = ReplayNav(0, 0).links(
+        first_label="F", previous_label="P", next_label="N", last_label="L"
+    )
+    assert [link.ply for link in links] == [None, None, None, None]
 
 
 def test_a_finished_game_offers_replay(finished, game, client_for, alice):
@@ -162,3 +196,13 @@ def test_every_ply_of_other_games(game, play, client_for, cells):
         response = client.get(f"{game.get_absolute_url()}?ply={ply}")
         assert response.status_code == 200
         assert shown_board(response) == board_from_moves(game, ply)
+
+
+def test_the_replay_links_speak_the_reader_s_language(finished, client_for):
+    """The step links' words, marked `_("…")` in the template, come from the
+    templates' catalog at request time."""
+    url = finished.get_absolute_url()
+    page = text(
+        client_for(finished.player_x).get(f"{url}?ply=3", HTTP_ACCEPT_LANGUAGE="fr")
+    )
+    assert f'href="{url}?ply=2" rel="prev" data-key="ArrowLeft">‹ Précédent</a>' in page

@@ -5,7 +5,7 @@ import logging
 import pytest
 from django.test import override_settings
 
-from games import exceptions, player_stats, rules, services, signals
+from games import player_stats, rejections, rules, services, signals
 from games.models import Game, PlayerRecord, PlayerResult, Series
 from games.result_rows import COUNTERS
 
@@ -76,7 +76,7 @@ def test_create_random_side_picks_one(alice, bob, settings):
 
 def test_create_rejects_an_unknown_side(alice, bob):
     assert_rejected(
-        exceptions.InvalidSide,
+        rejections.InvalidSide,
         lambda: services.create_game(creator=alice, opponent=bob, side="z"),
         "Choose a side: x, o or random.",
     )
@@ -87,7 +87,7 @@ def test_open_games_per_user_are_limited(alice, bob):
     services.create_game(creator=alice)
     services.create_game(creator=alice, side="o")
     error = assert_rejected(
-        exceptions.TooManyOpenGames, lambda: services.create_game(creator=alice)
+        rejections.TooManyOpenGames, lambda: services.create_game(creator=alice)
     )
     assert "2 open games" in error.message
     # Other users and games against a named opponent are not limited.
@@ -101,7 +101,7 @@ def test_a_constraint_violation_is_a_conflict_and_writes_nothing(game, alice, bo
     services.forfeit(game_id=game.pk, user=alice)
     services.create_game(creator=alice, opponent=bob, rematch_of=game)
     assert_rejected(
-        exceptions.Conflict,
+        rejections.Conflict,
         lambda: services.create_game(creator=alice, opponent=bob, rematch_of=game),
         "The game changed while your action was being saved. Please try again.",
     )
@@ -122,20 +122,20 @@ def test_join_takes_the_free_side(alice, bob):
 def test_join_rejections(alice, bob, carol, game):
     open_game = services.create_game(creator=alice)
     assert_rejected(
-        exceptions.AlreadyInGame,
+        rejections.AlreadyInGame,
         lambda: services.join_game(game_id=open_game.pk, user=alice),
         "You created this game: share its address with an opponent.",
     )
     assert_rejected(
-        exceptions.GameFull,
+        rejections.GameFull,
         lambda: services.join_game(game_id=game.pk, user=carol),
         "This game already has two players.",
     )
     assert_rejected(
-        exceptions.AlreadyInGame, lambda: services.join_game(game_id=game.pk, user=bob)
+        rejections.AlreadyInGame, lambda: services.join_game(game_id=game.pk, user=bob)
     )
     assert_rejected(
-        exceptions.GameNotFound, lambda: services.join_game(game_id=10**6, user=bob)
+        rejections.GameNotFound, lambda: services.join_game(game_id=10**6, user=bob)
     )
 
 
@@ -160,13 +160,13 @@ def test_forfeit_rejections(game, alice, bob, carol):
         "You can only forfeit on your own turn.",
     )
     assert_rejected(
-        exceptions.NotAPlayer, lambda: services.forfeit(game_id=game.pk, user=carol)
+        rejections.NotAPlayer, lambda: services.forfeit(game_id=game.pk, user=carol)
     )
     services.forfeit(game_id=game.pk, user=alice)
     assert_rejected(rules.GameOver, lambda: services.forfeit(game_id=game.pk, user=bob))
     open_game = services.create_game(creator=carol)
     assert_rejected(
-        exceptions.GameNotStarted,
+        rejections.GameNotStarted,
         lambda: services.forfeit(game_id=open_game.pk, user=carol),
     )
 
@@ -188,12 +188,12 @@ def test_rematch_swaps_sides_and_keeps_history(game, alice, bob):
 
 def test_rematch_rejections(game, carol, alice):
     assert_rejected(
-        exceptions.GameNotFinished,
+        rejections.GameNotFinished,
         lambda: services.rematch(game_id=game.pk, user=alice),
     )
     services.forfeit(game_id=game.pk, user=alice)
     assert_rejected(
-        exceptions.NotAPlayer, lambda: services.rematch(game_id=game.pk, user=carol)
+        rejections.NotAPlayer, lambda: services.rematch(game_id=game.pk, user=carol)
     )
 
 
@@ -349,12 +349,12 @@ def test_abort_is_refused_once_both_have_moved(game, alice, bob, carol, play):
             TOO_LATE,
         )
     assert_rejected(
-        exceptions.NotAPlayer,
+        rejections.NotAPlayer,
         lambda: services.abort(game_id=game.pk, user=carol),
         "You are not a player in this game.",
     )
     assert_rejected(
-        exceptions.GameNotFound, lambda: services.abort(game_id=10**6, user=alice)
+        rejections.GameNotFound, lambda: services.abort(game_id=10**6, user=alice)
     )
 
 
@@ -376,7 +376,7 @@ def test_a_finished_or_aborted_game_cannot_be_aborted(game, alice, bob, play):
 
 def test_third_user_cannot_abort_at_zero_moves(game, carol):
     assert_rejected(
-        exceptions.NotAPlayer,
+        rejections.NotAPlayer,
         lambda: services.abort(game_id=game.pk, user=carol),
         "You are not a player in this game.",
     )
@@ -385,7 +385,7 @@ def test_third_user_cannot_abort_at_zero_moves(game, carol):
 def test_the_creator_withdraws_an_open_game(alice, bob):
     open_game = services.create_game(creator=alice, side="o")
     assert_rejected(
-        exceptions.NotAPlayer, lambda: services.abort(game_id=open_game.pk, user=bob)
+        rejections.NotAPlayer, lambda: services.abort(game_id=open_game.pk, user=bob)
     )
     services.abort(game_id=open_game.pk, user=alice)
     stored = Game.objects.get(pk=open_game.pk)
@@ -399,7 +399,7 @@ def test_the_creator_withdraws_an_open_game(alice, bob):
         "This game was aborted: it cannot be joined.",
     )
     assert_rejected(
-        exceptions.NoOpponent,
+        rejections.NoOpponent,
         lambda: services.rematch(game_id=open_game.pk, user=alice),
         "Nobody joined this game: start a new one from the lobby.",
     )
@@ -467,7 +467,7 @@ def test_unanswered_games_against_one_opponent_are_limited(alice, bob, carol, pl
     play(first, (0, 0))  # alice moved; bob has not: still unanswered
     services.create_game(creator=alice, opponent=bob, side="o")
     assert_rejected(
-        exceptions.TooManyUnstartedGames,
+        rejections.TooManyUnstartedGames,
         lambda: services.create_game(creator=alice, opponent=bob),
         "You already have 2 games against bob in which they have not moved yet. "
         "Wait for them to move, or abort one of those games.",
@@ -486,7 +486,7 @@ def test_unanswered_games_in_all_are_limited(alice, bob, carol, make_user):
     aborted = services.create_game(creator=alice, opponent=carol)
     dave = make_user("dave")
     assert_rejected(
-        exceptions.TooManyUnstartedGames,
+        rejections.TooManyUnstartedGames,
         lambda: services.create_game(creator=alice, opponent=dave),
         "You already have 2 games in which your opponent has not moved yet. "
         "Wait for them to move, or abort one of those games.",

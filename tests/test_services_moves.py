@@ -10,7 +10,8 @@ from django.core.management import call_command
 from django.db import connection
 from django.db.models import F
 
-from games import exceptions, rules, services
+from accounts import services as account_services
+from games import rejections, rules, services
 from games.models import Game, Move
 from games.sql import MOVE_READ
 
@@ -58,7 +59,7 @@ def test_move_out_of_turn(game, bob):
 
 def test_move_by_someone_not_in_the_game(game, carol):
     assert_rejected(
-        exceptions.NotAPlayer,
+        rejections.NotAPlayer,
         lambda: services.play_move(game_id=game.pk, user=carol, row=0, col=0),
         "You are not a player in this game.",
     )
@@ -76,7 +77,7 @@ def test_move_after_the_game_is_over(game, play, bob):
 def test_move_in_a_game_waiting_for_an_opponent(alice):
     open_game = services.create_game(creator=alice)
     assert_rejected(
-        exceptions.GameNotStarted,
+        rejections.GameNotStarted,
         lambda: services.play_move(game_id=open_game.pk, user=alice, row=0, col=0),
     )
 
@@ -84,12 +85,12 @@ def test_move_in_a_game_waiting_for_an_opponent(alice):
 def test_stale_ply_is_rejected(game, alice, bob):
     services.play_move(game_id=game.pk, user=alice, row=0, col=0, ply=0)
     assert_rejected(
-        exceptions.StaleMove,
+        rejections.StaleMove,
         lambda: services.play_move(game_id=game.pk, user=bob, row=1, col=1, ply=0),
     )
     # The same double-submitted move by alice is stale too, not "not your turn".
     assert_rejected(
-        exceptions.StaleMove,
+        rejections.StaleMove,
         lambda: services.play_move(game_id=game.pk, user=alice, row=0, col=1, ply=0),
     )
     services.play_move(game_id=game.pk, user=bob, row=1, col=1, ply=1)
@@ -156,7 +157,7 @@ def test_a_move_tries_again_while_the_game_changes_under_it(game, alice):
 def test_a_move_gives_up_on_a_game_that_keeps_changing(game, alice):
     with (
         meanwhile(_someone_else_writes(game), times=3),
-        pytest.raises(exceptions.Conflict) as refused,
+        pytest.raises(rejections.Conflict) as refused,
     ):
         services.play_move(game_id=game.pk, user=alice, row=1, col=1, ply=0)
     assert refused.value.message == (
@@ -169,7 +170,7 @@ def test_a_move_gives_up_on_a_game_that_keeps_changing(game, alice):
 
 def test_move_in_a_missing_game(alice):
     assert_rejected(
-        exceptions.GameNotFound,
+        rejections.GameNotFound,
         lambda: services.play_move(game_id=987654, user=alice, row=0, col=0),
     )
 
@@ -243,7 +244,7 @@ def test_a_move_decided_before_the_opponent_left_is_decided_again(
     come."""
     _bobs_turn_next(game, play)
     leave = (
-        partial(services.close_account, user=bob)
+        partial(account_services.close_account, user=bob)
         if how == "closing"
         else _admin_deactivates(staff_client, bob)
     )
@@ -279,7 +280,7 @@ def test_leaving_changes_the_version_of_every_unfinished_game(
     others = new_game(alice, carol)
     before = dict(Game.objects.values_list("pk", "version"))
     if how == "closing":
-        services.close_account(user=bob)
+        account_services.close_account(user=bob)
     else:
         _admin_deactivates(staff_client, bob)()
     after = {game.pk: game for game in Game.objects.all()}

@@ -1,7 +1,7 @@
 """Live streams end with their session, and one user holds a bounded number.
 
 A stream authenticates once, when it opens; from then on it ends within one
-ping interval (games.live.KEEPALIVE_SECONDS) when its user logs out (that
+ping interval (games.live.hub.KEEPALIVE_SECONDS) when its user logs out (that
 session), changes password, is deactivated or closes the account, or is deleted
 (every session), however the change was made: through Django's own signals and
 the user model's, never our views. Streams are driven through the ASGI app as
@@ -16,12 +16,13 @@ import pytest
 from django.db import OperationalError, connection
 from django.test import Client
 
-from games import live, services, stream_sessions, streams
-from games.live import hub
+from accounts import services as account_services
+from games.live import sessions, streams
+from games.live.hub import KEEPALIVE_SECONDS, hub
 
 from .support.asgi import BOUND, Stream, in_thread, move, run, sessionid
 
-LOGGED_OUT_WITHIN = live.KEEPALIVE_SECONDS  # one ping interval
+LOGGED_OUT_WITHIN = KEEPALIVE_SECONDS  # one ping interval
 
 
 pytestmark = pytest.mark.usefixtures("fresh_hub")
@@ -107,7 +108,7 @@ def _deactivated(user):
 
 
 def _account_closed(user):
-    services.close_account(user=user)
+    account_services.close_account(user=user)
 
 
 def _deleted(user):
@@ -270,7 +271,7 @@ def test_a_stream_whose_session_cannot_be_rechecked_ends(
     def unreachable(sessions):
         raise OperationalError("connection refused")
 
-    monkeypatch.setattr(stream_sessions, "lapsed", unreachable)
+    monkeypatch.setattr(sessions, "lapsed", unreachable)
 
     async def scenario():
         stream = await opened(f"/games/{game.pk}/events/?v={game.version}", cookie)

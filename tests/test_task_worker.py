@@ -1,6 +1,13 @@
 """The task worker as production runs it (`python -m tictactoe_site.worker`,
 started and kept alive by `make serve`), sending email to a real SMTP relay on
-loopback (tests/support/smtp_sink.py), on the pass's database engine."""
+loopback (tests/support/smtp_sink.py), on the pass's database engine.
+
+Delivery is at least once, and the tests count every message the relay received
+(a Counter, never a set of subjects, which would hide a message sent twice). A
+kill -9 that cuts an SMTP transaction after the relay took the message's data,
+before the worker heard the relay accept it, sends that one message again: the
+worker cannot know the relay kept it. That is the only duplicate allowed; a
+worker killed between sends duplicates nothing, and no kill loses a message."""
 
 import email
 import hashlib
@@ -19,6 +26,7 @@ from pathlib import Path
 
 import pytest
 
+from tictactoe_site import heartbeat
 from tictactoe_site.heartbeat import requeue_abandoned
 
 from .support import served
@@ -139,6 +147,54 @@ def test_kill_9_of_the_worker_mid_queue_loses_no_email(tmp_path):
         assert "Requeued 1 task(s) an earlier worker left running." in errors
 
 
+def smtp_relay(**options) -> dict:
+    return {
+        "default": {"BACKEND": "tictactoe_site.mail.QueuedEmailBackend"},
+        "relay": {
+            "BACKEND": "django.core.mail.backends.smtp.EmailBackend",
+            "OPTIONS": options,
+        },
+    }
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("options", "warned"),
+    [
+        ({"host": "smtp.example.com", "port": 25, "use_tls": False}, True),
+        ({"host": "smtp.example.com", "port": 587, "use_tls": True}, False),
+    ],
+)
+def test_a_starting_worker_logs_the_clear_text_warning(
+    settings, caplog, monkeypatch, options, warned
+):
+    """Where the warning is logged: the worker's start (heartbeat.prepare_worker),
+    its own logger, level WARNING, before the worker's first line."""
+    settings.MAILERS = smtp_relay(**options)
+    monkeypatch.setenv("TASK_WORKER_ID", "worker-under-test")
+    monkeypatch.setattr(heartbeat, "start_beating", lambda: None)
+    try:
+        assert heartbeat.prepare_worker() == "worker-under-test"
+    finally:
+        heartbeat.task_finished.disconnect(heartbeat.log_failure)
+    lines = [
+        (record.name, record.levelname, record.getMessage())
+        for record in caplog.records
+    ]
+    starting = (
+        "tictactoe_site.heartbeat",
+        "INFO",
+        "Task worker worker-under-test starting.",
+    )
+    clear_text = (
+        "tictactoe_site.heartbeat",
+        "WARNING",
+        "Email goes to smtp.example.com without TLS: password-reset links cross the "
+        "network in clear text. Set DJANGO_EMAIL_USE_TLS=1 (README, Configuration).",
+    )
+    assert lines == ([clear_text] if warned else []) + [starting]
+
+
 @pytest.mark.django_db
 def test_only_what_this_worker_or_a_long_dead_one_left_running_is_requeued():
     from datetime import timedelta
@@ -212,7 +268,16 @@ def test_make_serve_starts_the_worker_again_when_it_dies(tmp_path):
                 "a new worker",
             )
             app.manage("shell", "-c", SEND_FIVE)
-            assert sink.wait_for_subjects(SUBJECTS, DEADLINE) == SUBJECTS
+            sink.wait_for_subjects(SUBJECTS, DEADLINE)
+            wait_for(
+                lambda: (
+                    app.manage("shell", "-v", "0", "-c", STATUSES).stdout.strip()
+                    == str(["SUCCESSFUL"] * 5)
+                ),
+                "every email's task to end",
+            )
+            # Killed between sends: no transaction was cut, nothing goes twice.
+            assert Counter(sink.subjects()) == Counter(SUBJECTS)
             second = task_worker_pid(app)
             assert app.browser().get("/workerz").status == 200
         wait_for(lambda: not running(second), "make serve to stop its worker")

@@ -21,9 +21,9 @@ from accounts.middleware import SEEN_CACHE, seen_key
 from accounts.models import TurnEmailPreference
 from games import services
 from games.models import Game
-from tictactoe_site.bridge import DEFER
 from tictactoe_site.heartbeat import queue_periodic, start_beating
 from tictactoe_site.job_locks import advisory_key
+from tictactoe_site.lib.deferred import DEFER
 from tictactoe_site.mail import deliver, from_json
 
 from .conftest import play_cells
@@ -446,6 +446,8 @@ def test_the_unsubscribe_link_works_logged_out(bob, bob_opted_in):
     [
         "tampered",
         "foreign purpose",
+        "empty salt",
+        "no salt",
         "other user's, edited",
     ],
 )
@@ -454,6 +456,10 @@ def test_a_broken_unsubscribe_link_is_a_400_page(bob, bob_opted_in, alice, token
     value = {
         "tampered": good[:-2] + ("AA" if not good.endswith("AA") else "BB"),
         "foreign purpose": signing.dumps(bob.pk, salt="accounts.something-else"),
+        # Signed with the site's key for no purpose: the token must be tied to
+        # unsubscribing (a product salt of "" or Django's default fails here).
+        "empty salt": signing.dumps(bob.pk, salt=""),
+        "no salt": signing.dumps(bob.pk),
         "other user's, edited": good.replace(
             signing.dumps(bob.pk, salt=turn_emails.UNSUBSCRIBE_SALT).split(":")[0],
             signing.dumps(alice.pk, salt=turn_emails.UNSUBSCRIBE_SALT).split(":")[0],

@@ -10,8 +10,7 @@ import pytest
 from allauth.usersessions.models import UserSession
 from django.test import Client
 
-from games import live
-from games.live import hub
+from games.live.hub import KEEPALIVE_SECONDS, hub
 
 from .conftest import PASSWORD
 from .support.account_client import NEW_PASSWORD, logged_in_as
@@ -203,7 +202,7 @@ async def _opened(path: str, cookie: str) -> Stream:
 
 
 async def _ended(stream: Stream) -> dict:
-    await asyncio.wait_for(asyncio.shield(stream.task), live.KEEPALIVE_SECONDS)
+    await asyncio.wait_for(asyncio.shield(stream.task), KEEPALIVE_SECONDS)
     last = None
     while not stream.messages.empty():
         last = stream.messages.get_nowait()

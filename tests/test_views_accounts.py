@@ -57,6 +57,14 @@ def test_login_and_logout(alice):
     assert client.get("/")["Location"] == "/accounts/login/?next=/"
 
 
+def test_the_login_password_is_described_by_its_reset_link_after_it(db):
+    """The reset link (the password's help text) follows the password input, so
+    Tab reaches the password first."""
+    page = text(Client().get("/accounts/login/"))
+    assert 'aria-describedby="id_password_helptext" id="id_password">' in page
+    assert page.index('id="id_password">') < page.index('id="id_password_helptext"')
+
+
 def test_wrong_password_is_refused(alice):
     response = Client().post("/accounts/login/", {"login": "alice", "password": "nope"})
     assert response.status_code == 400

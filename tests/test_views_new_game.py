@@ -136,22 +136,23 @@ def test_challenge_limits_are_a_429_with_a_message(as_alice, bob, carol, setting
 
 
 def test_a_refused_opponent_is_described_by_its_help_and_its_error(as_alice):
-    """The form's widgets render its inputs: Django points the refused field's
-    aria-describedby at its help text and its error, and the sides keep the one
-    chosen."""
+    """The opponent is Django's field group (label, help text, error, input):
+    Django points the refused field's aria-describedby at its help text and its
+    error; the sides keep the one chosen."""
     page = text(as_alice.post("/games/new/", {"opponent": "nobody", "side": "o"}))
+    assert '<label for="id_opponent">Opponent&#x27;s username:</label>' in page
     assert (
         '<input type="text" name="opponent" value="nobody" autocomplete="off" '
         'maxlength="150" aria-invalid="true" '
         'aria-describedby="id_opponent_helptext id_opponent_error" id="id_opponent">'
     ) in page
     assert (
-        '<small id="id_opponent_helptext">Blank: an open game anyone may join. '
-        "Your own username: play both sides.</small>"
+        '<div class="helptext" id="id_opponent_helptext">Blank: an open game anyone '
+        "may join. Your own username: play both sides.</div>"
     ) in page
     assert (
-        '<span class="field-error" id="id_opponent_error">'
-        "There is no player called “nobody”.</span>"
+        '<ul class="errorlist" id="id_opponent_error">'
+        "<li>There is no player called “nobody”.</li></ul>"
     ) in page
     assert (
         '<label class="choice" for="id_side_1">'
@@ -166,8 +167,9 @@ def test_a_refused_opponent_is_described_by_its_help_and_its_error(as_alice):
 def test_a_refused_side_is_described_by_its_error(as_alice):
     page = text(as_alice.post("/games/new/", {"side": "purple"}))
     assert '<fieldset aria-describedby="id_side_error">' in page
+    assert "<legend>Your side:</legend>" in page
     assert (
-        '<span class="field-error" id="id_side_error">'
-        "Choose a side: x, o or random.</span>"
+        '<ul class="errorlist" id="id_side_error">'
+        "<li>Choose a side: x, o or random.</li></ul>"
     ) in page
     assert 'value="x" id="id_side_0" aria-invalid="true">' in page

@@ -1,6 +1,6 @@
 """The application every server process runs (see tictactoe_site.serve).
 
-Live-update streams (games.streams) and the liveness probe (/livez,
+Live-update streams (games.live.streams) and the liveness probe (/livez,
 tictactoe_site.health) are answered right here on the event loop; everything
 else is a Django page, run through Django's WSGI handler
 (tictactoe_site.bridge): account pages in WEB_ACCOUNT_THREADS threads of their
@@ -28,11 +28,12 @@ pages = get_wsgi_application()
 
 from django.conf import settings  # noqa: E402
 
-from games import private_dirs, streams  # noqa: E402  (needs the apps loaded)
-from games.live import hub  # noqa: E402
+from games.live import streams  # noqa: E402  (needs the apps loaded)
+from games.live.hub import hub  # noqa: E402
 
 from . import cpus, health, metrics, request_ids  # noqa: E402
 from .bridge import WsgiBridge  # noqa: E402
+from .lib import private_dirs  # noqa: E402
 
 # The pages that may hash a password: sign-in, sign-up, password and email
 # changes (accounts.urls) and the admin's sign-in (tictactoe_site.urls).
@@ -128,7 +129,7 @@ def run_reads_on_loop() -> None:
     so on purpose; set in the server process only, once it is serving. Such a
     page reads a local SQLite file and never waits for a lock; it writes nothing
     there in the ordinary course (tests/test_reads_write_nothing.py): a player's
-    "last seen" follows the response in a page thread (bridge.DEFER), messages
+    "last seen" follows the response in a page thread (lib.deferred.defer), messages
     travel in a cookie. What remains is rare and short, as the app holds the
     write lock for milliseconds: clearing a session that ended elsewhere.
     """

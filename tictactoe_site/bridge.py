@@ -18,7 +18,7 @@ Where a page runs:
   system call the page makes while the loop has work is one, about 20 context
   switches per page under load (docs/performance.md). Such a page only reads,
   and a local read never waits for anyone; what it has to write it hands to
-  `environ[DEFER]`.
+  `environ[DEFER]` (tictactoe_site.lib.deferred).
 - Every other page runs in a pool of worker threads, never on the event loop: a
   page that writes may wait for the SQLite write lock or for another machine,
   and that must not hold up the live streams the loop serves. The pool's size
@@ -26,13 +26,14 @@ Where a page runs:
 
 `environ[DEFER]` takes a function of no arguments and runs it in a page thread
 after the response has been sent: writes a page may skip when the process stops
-(a player's "last seen"), out of the page's way wherever the page ran.
+(a player's "last seen"), out of the page's way wherever the page ran. Apps
+reach it through tictactoe_site.lib.deferred.defer, never through this module.
 
 The request body is read before the call (bounded: larger bodies get 413; a
 client that disconnects before sending all of it gets nothing and reaches no
 view, as under Django's own handlers); the response body is collected whole: the
 app has no streaming responses (its only stream, the live updates, is served by
-games.streams directly).
+games.live.streams directly).
 """
 
 import asyncio
@@ -48,12 +49,11 @@ from django.conf import settings
 from django.db import close_old_connections
 
 from .cpus import unpin_thread
+from .lib.deferred import DEFER
 
 logger = logging.getLogger(__name__)
 
 REQUEST_TOO_LARGE = b"Request body too large."
-# The environ key of the function that runs work after the response.
-DEFER = "tictactoe.defer"
 # How much lower the account threads' CPU priority is (Linux nice values: a
 # thread at +10 gets about a tenth of the CPU time of one at 0 when they compete,
 # so pages come first and logins still progress on a busy host). At +5 (a third),

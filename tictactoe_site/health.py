@@ -25,7 +25,7 @@ from django.db import DatabaseError, connection
 from django.http import HttpResponse, HttpResponseNotAllowed
 from django.utils.cache import add_never_cache_headers
 
-from games.live import hub
+from games.live.hub import hub
 
 from .heartbeat import worker_silence
 

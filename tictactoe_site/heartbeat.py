@@ -31,10 +31,9 @@ from django.tasks import TaskResultStatus, task
 from django.tasks.signals import task_finished
 from django.utils import timezone
 
-from games import private_dirs
-
 from . import housekeeping
 from .env import env_str
+from .lib import private_dirs
 
 logger = logging.getLogger(__name__)
 

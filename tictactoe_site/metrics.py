@@ -12,7 +12,7 @@ docs/operations.md lists every metric and what to alert on.
   the labels stay few) and status, times it, and counts 429s apart. It answers
   /metrics itself, before the Host header is checked (Prometheus scrapes hosts
   by address) and before the HTTPS redirect.
-- Streams, live events and resyncs: games.streams and games.live count them.
+- Streams, live events and resyncs: games.live.streams and games.live.hub count them.
 - Moves, mails: Django's signals (`move_made`; `task_finished` with the return
   value of tictactoe_site.mail.deliver).
 - The task queue: read from its table at each scrape (`TaskQueue`).

@@ -7,7 +7,7 @@ first imported, so `share` sets it before anything imports the library: the
 server (tictactoe_site.serve) before it starts its processes, which inherit
 it; a task worker run on its own (tictactoe_site.worker) before Django loads.
 The directory is PROMETHEUS_MULTIPROC_DIR when set, else `metrics/` in
-DJANGO_CACHE_DIR (private, as the rest of it: games.private_dirs).
+DJANGO_CACHE_DIR (private, as the rest of it: tictactoe_site.lib.private_dirs).
 
 Every file names the process that writes it (`counter_<pid>.db`). When the
 server starts, the files of processes that no longer run go: the counts start
@@ -24,9 +24,8 @@ from pathlib import Path
 
 from django.conf import settings
 
-from games import private_dirs
-
 from .env import ConfigurationError
+from .lib import private_dirs
 
 VARIABLE = "PROMETHEUS_MULTIPROC_DIR"
 # counter_123.db, histogram_123.db, gauge_livesum_123.db

@@ -89,7 +89,7 @@ def _route(path: str) -> str | None:
 
 
 async def serve_stream(stream, scope, receive, send) -> None:
-    """A live stream (games.streams) with its request id, as the middleware
+    """A live stream (games.live.streams) with its request id, as the middleware
     gives the pages; an error it does not handle goes to Sentry with it."""
     started = time.perf_counter()
     header = dict(scope["headers"]).get(b"x-request-id", b"").decode("latin-1")

@@ -68,7 +68,7 @@ def start() -> None:
 def before_send(event: dict, hint: dict) -> dict | None:
     exc_info = hint.get("exc_info")
     if exc_info and isinstance(exc_info[1], OperationalError | InterfaceError):
-        return None  # the database is away: games.errors answers 503
+        return None  # the database is away: lib.error_pages answers 503
     fields = logs.fields()
     tags = event.setdefault("tags", {})
     for name in ("request_id", "route"):

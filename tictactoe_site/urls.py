@@ -16,9 +16,9 @@ urlpatterns = [
     path("", include("games.urls")),
 ]
 
-handler400 = "games.errors.bad_request"
-handler403 = "games.errors.permission_denied"
-handler404 = "games.errors.not_found"
-handler500 = "games.errors.server_error"
+handler400 = "tictactoe_site.lib.error_pages.bad_request"
+handler403 = "tictactoe_site.lib.error_pages.permission_denied"
+handler404 = "tictactoe_site.lib.error_pages.not_found"
+handler500 = "tictactoe_site.lib.error_pages.server_error"
 # allauth's limits answer with this page (allauth looks it up by this name).
 handler429 = "accounts.refusals.too_many_requests"

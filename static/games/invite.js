@@ -3,25 +3,25 @@
 // Delegated from the document: static/games/live.js replaces the live part.
 // What it says comes from the page, in its language (data-copied,
 // data-copy-failed on the link's box).
-(function () {
+(() => {
   "use strict";
 
   function reveal() {
     if (!navigator.clipboard) return;
-    document.querySelectorAll("[data-copy-invitation]").forEach(function (button) {
+    document.querySelectorAll("[data-copy-invitation]").forEach((button) => {
       button.hidden = false;
     });
   }
 
-  document.addEventListener("click", function (event) {
-    var button = event.target.closest("[data-copy-invitation]");
+  document.addEventListener("click", (event) => {
+    const button = event.target.closest("[data-copy-invitation]");
     if (!button) return;
-    var box = button.parentElement;
-    var input = box.querySelector("[data-invitation-url]");
-    var state = box.querySelector("[data-copy-state]");
+    const box = button.parentElement;
+    const input = box.querySelector("[data-invitation-url]");
+    const state = box.querySelector("[data-copy-state]");
     navigator.clipboard.writeText(input.value).then(
-      function () { state.textContent = box.dataset.copied; },
-      function () {
+      () => { state.textContent = box.dataset.copied; },
+      () => {
         input.select();
         state.textContent = box.dataset.copyFailed;
       }
@@ -29,6 +29,6 @@
   });
 
   reveal();
-  var game = document.getElementById("game");
+  const game = document.getElementById("game");
   if (game) game.addEventListener("live:swapped", reveal);
 })();

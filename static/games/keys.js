@@ -2,37 +2,34 @@
 // top left cell, 9 the bottom right. A key clicks that cell's button (its
 // form's POST), so the server decides as always; where the cell has no
 // form (not your turn, a taken cell) the key does nothing. Without JavaScript the
-// hint stays hidden and the buttons work as before.
-(function () {
+// hint stays hidden and the buttons work as before. Which presses are the
+// page's to act on: key_guard.js.
+(() => {
   "use strict";
 
-  var game = document.getElementById("game");
+  const game = document.getElementById("game");
   if (!game) {
     return;
   }
-  var submitted = false;
+  let submitted = false;
 
   // The hint comes in every live part rendered on your turn, hidden.
   function showHint() {
-    var hint = game.querySelector("[data-keys-hint]");
+    const hint = game.querySelector("[data-keys-hint]");
     if (hint) {
       hint.hidden = false;
     }
   }
 
-  document.addEventListener("keydown", function (event) {
+  document.addEventListener("keydown", (event) => {
     if (submitted || event.repeat || !/^[1-9]$/.test(event.key)) {
       return;
     }
-    if (event.altKey || event.ctrlKey || event.metaKey || event.shiftKey) {
+    if (!window.keyIsForThePage(event)) {
       return;
     }
-    var target = event.target;
-    if (target && target.closest && target.closest("input, textarea, select, [contenteditable]")) {
-      return;
-    }
-    var cell = game.querySelectorAll(".board td")[Number(event.key) - 1];
-    var button = cell && cell.querySelector("form button");
+    const cell = game.querySelectorAll(".board td")[Number(event.key) - 1];
+    const button = cell?.querySelector("form button");
     if (!button) {
       return;
     }
@@ -40,7 +37,7 @@
     submitted = true; // one move per page: a second key would be a stale move
     button.click();
   });
-  window.addEventListener("pageshow", function (event) {
+  window.addEventListener("pageshow", (event) => {
     if (event.persisted) {
       submitted = false; // back on this page from the back/forward cache
     }

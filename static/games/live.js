@@ -4,38 +4,38 @@
 // "refresh" (lobby). This script then fetches the part of the page that the
 // server renders for this viewer and swaps it in: the rules and the markup live
 // on the server only. Without JavaScript the pages work as before.
-(function () {
+(() => {
   "use strict";
 
-  var game = document.getElementById("game");
-  var lobby = document.getElementById("lobby-lists");
-  var root = game || lobby;
+  const game = document.getElementById("game");
+  const lobby = document.getElementById("lobby-lists");
+  const root = game || lobby;
   if (!root || !window.EventSource || !window.fetch) {
     return;
   }
 
-  var WATCHDOG_MS = 45000; // the server pings every 15 s
-  var MAX_RETRY_MS = 30000;
-  var source = null;
-  var retryMs = 1000;
-  var retryTimer = null;
-  var watchdog = null;
-  var missedSomething = false;
-  var fetching = false;
-  var fetchAgain = false;
+  const WATCHDOG_MS = 45000; // the server pings every 15 s
+  const MAX_RETRY_MS = 30000;
+  let source = null;
+  let retryMs = 1000;
+  let retryTimer = null;
+  let watchdog = null;
+  let missedSomething = false;
+  let fetching = false;
+  let fetchAgain = false;
 
   function liveState() {
     return root.querySelector(".live-state");
   }
 
   function shownVersion() {
-    var state = liveState();
+    const state = liveState();
     return state ? Number(state.dataset.version) : 0;
   }
 
   // Where focus was, so that a keyboard player keeps their place after a swap.
   function focusKey() {
-    var active = document.activeElement;
+    const active = document.activeElement;
     if (!active || !root.contains(active)) {
       return null;
     }
@@ -46,10 +46,10 @@
     if (key === null) {
       return;
     }
-    var candidates = root.querySelectorAll("button, a, summary");
-    for (var i = 0; i < candidates.length; i += 1) {
-      var element = candidates[i];
-      var label = element.getAttribute("aria-label") || element.textContent.trim();
+    const candidates = root.querySelectorAll("button, a, summary");
+    for (let i = 0; i < candidates.length; i += 1) {
+      const element = candidates[i];
+      const label = element.getAttribute("aria-label") || element.textContent.trim();
       if (label === key) {
         element.focus();
         return;
@@ -58,31 +58,31 @@
   }
 
   function swap(html) {
-    var template = document.createElement("template");
+    const template = document.createElement("template");
     template.innerHTML = html;
-    var incoming = template.content.querySelector(".live-state");
+    const incoming = template.content.querySelector(".live-state");
     if (game && incoming && Number(incoming.dataset.version) < shownVersion()) {
       return; // an older answer overtaken by a newer one
     }
-    var newer = game && incoming && Number(incoming.dataset.version) > shownVersion();
-    var key = focusKey();
-    var openDetails = root.querySelectorAll("details[open]").length > 0;
+    const newer = game && incoming && Number(incoming.dataset.version) > shownVersion();
+    const key = focusKey();
+    const openDetails = root.querySelectorAll("details[open]").length > 0;
     root.replaceChildren(template.content);
     if (openDetails) {
-      var details = root.querySelector("details");
+      const details = root.querySelector("details");
       if (details) {
         details.open = true;
       }
     }
     restoreFocus(key);
-    var state = liveState();
+    const state = liveState();
     if (state) {
       document.title = state.dataset.title;
       root.dataset.version = state.dataset.version;
     }
     // The page's live region says what changed, as the server worded it for
     // this viewer ("bob played O in row 2, column 3. Your turn.").
-    var announcer = document.getElementById("live-announcer");
+    const announcer = document.getElementById("live-announcer");
     if (newer && announcer) {
       announcer.textContent = state.dataset.announce;
     }
@@ -102,22 +102,22 @@
       cache: "no-store",
       headers: { Accept: "text/html" },
     })
-      .then(function (response) {
+      .then((response) => {
         if (response.redirected) {
           window.location.reload(); // logged out: show the login page
           return null;
         }
         return response.ok ? response.text() : null;
       })
-      .then(function (html) {
+      .then((html) => {
         if (html !== null) {
           swap(html);
         }
       })
-      .catch(function () {
+      .catch(() => {
         missedSomething = true;
       })
-      .then(function () {
+      .then(() => {
         fetching = false;
         if (fetchAgain) {
           fetchAgain = false;
@@ -128,7 +128,7 @@
 
   function resetWatchdog() {
     clearTimeout(watchdog);
-    watchdog = setTimeout(function () {
+    watchdog = setTimeout(() => {
       missedSomething = true;
       connect(); // silent for too long (e.g. after sleep): start afresh
     }, WATCHDOG_MS);
@@ -151,9 +151,9 @@
       source.close();
     }
     // The server sends the current version at once if it differs from ours.
-    var url = root.dataset.events + (game ? "?v=" + shownVersion() : "");
+    const url = root.dataset.events + (game ? `?v=${shownVersion()}` : "");
     source = new EventSource(url);
-    source.onopen = function () {
+    source.onopen = () => {
       retryMs = 1000;
       resetWatchdog();
       if (lobby && missedSomething) {
@@ -161,18 +161,18 @@
       }
       missedSomething = false;
     };
-    source.onmessage = function (event) {
+    source.onmessage = (event) => {
       resetWatchdog();
       if (Number(event.data) > shownVersion()) {
         refresh();
       }
     };
-    source.addEventListener("lobby", function () {
+    source.addEventListener("lobby", () => {
       resetWatchdog();
       refresh();
     });
     source.addEventListener("ping", resetWatchdog);
-    source.onerror = function () {
+    source.onerror = () => {
       missedSomething = true;
       if (source.readyState === EventSource.CLOSED) {
         retryLater(); // refused or unavailable: the browser gave up, we do not
@@ -186,13 +186,13 @@
     }
   }
 
-  document.addEventListener("visibilitychange", function () {
+  document.addEventListener("visibilitychange", () => {
     if (!document.hidden) {
       reconnectIfClosed();
     }
   });
   window.addEventListener("online", connect);
-  window.addEventListener("pageshow", function (event) {
+  window.addEventListener("pageshow", (event) => {
     if (event.persisted) {
       connect(); // restored from the back/forward cache
     }

@@ -11,27 +11,27 @@
 // permission is asked for only when the button is pressed. Every word this
 // script shows comes from the page, in its language: the notices' titles and
 // bodies, and the control's states (data-state-on, -off and -blocked).
-(function () {
+(() => {
   "use strict";
 
-  var control = document.querySelector("[data-notify-control]");
-  var root = document.getElementById("game") || document.getElementById("lobby-lists");
-  var storage = null;
+  const control = document.querySelector("[data-notify-control]");
+  const root = document.getElementById("game") || document.getElementById("lobby-lists");
+  let storage = null;
   try {
     storage = window.localStorage;
-  } catch (error) {
+  } catch {
     // blocked, as with cookies blocked for this site
   }
   if (!control || !root || !storage || !window.Notification || !navigator.locks) {
     return; // the control stays hidden
   }
-  var PREFERENCE = "tictactoe:notify";
+  const PREFERENCE = "tictactoe:notify";
   // Every tab learns of a change from the same stream event, within seconds;
   // the tab that shows it keeps the change's lock this long.
-  var HOLD_MS = 60000;
-  var button = control.querySelector("button");
-  var state = control.querySelector("#notify-state");
-  var shown = {}; // keys of the changes this page has had on it
+  const HOLD_MS = 60000;
+  const button = control.querySelector("button");
+  const state = control.querySelector("#notify-state");
+  const shown = {}; // keys of the changes this page has had on it
 
   function wanted() {
     return storage.getItem(PREFERENCE) === "on";
@@ -43,7 +43,7 @@
 
   function showState() {
     button.setAttribute("aria-pressed", isOn() ? "true" : "false");
-    var words = control.dataset;
+    const words = control.dataset;
     if (Notification.permission === "denied") {
       state.textContent = words.stateBlocked;
     } else {
@@ -51,7 +51,7 @@
     }
   }
 
-  button.addEventListener("click", function () {
+  button.addEventListener("click", () => {
     if (isOn()) {
       storage.removeItem(PREFERENCE);
       showState();
@@ -65,7 +65,7 @@
     }
   });
   // Turned on or off in another tab.
-  window.addEventListener("storage", function (event) {
+  window.addEventListener("storage", (event) => {
     if (event.key === PREFERENCE) {
       showState();
     }
@@ -73,29 +73,29 @@
 
   function notify(notice) {
     navigator.locks.request(
-      "tictactoe:notice:" + notice.notice,
+      `tictactoe:notice:${notice.notice}`,
       { ifAvailable: true },
-      function (lock) {
+      (lock) => {
         if (!lock) {
           return null; // another tab shows this change
         }
-        var notification;
+        let notification;
         try {
           notification = new Notification(notice.noticeTitle, {
             body: notice.noticeBody,
             tag: notice.noticeTag,
           });
-        } catch (error) {
+        } catch {
           return null; // e.g. mobile browsers that notify only from a service worker
         }
-        notification.onclick = function () {
+        notification.onclick = () => {
           window.focus();
           notification.close();
           if (window.location.pathname !== notice.noticeUrl) {
             window.location.assign(notice.noticeUrl);
           }
         };
-        return new Promise(function (resolve) {
+        return new Promise((resolve) => {
           setTimeout(resolve, HOLD_MS);
         });
       }
@@ -104,10 +104,10 @@
 
   // Returns the notices on the page that it has not had on it before.
   function newNotices() {
-    var found = [];
-    var elements = root.querySelectorAll("[data-notice]");
-    for (var i = 0; i < elements.length; i += 1) {
-      var notice = elements[i].dataset;
+    const found = [];
+    const elements = root.querySelectorAll("[data-notice]");
+    for (let i = 0; i < elements.length; i += 1) {
+      const notice = elements[i].dataset;
       if (!shown[notice.notice]) {
         shown[notice.notice] = true;
         found.push(notice);
@@ -116,8 +116,8 @@
     return found;
   }
 
-  root.addEventListener("live:swapped", function () {
-    var notices = newNotices();
+  root.addEventListener("live:swapped", () => {
+    const notices = newNotices();
     if (document.visibilityState === "hidden" && isOn()) {
       notices.forEach(notify);
     }

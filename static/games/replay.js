@@ -1,20 +1,17 @@
 // Replay: arrow keys (and Home/End) follow the replay links; without JavaScript
-// the links themselves work. Keys typed into form fields are left alone.
-(function () {
+// the links themselves work. Which presses are the page's to act on (none
+// with a modifier, none typed into a field): key_guard.js.
+(() => {
   "use strict";
-  var nav = document.querySelector("[data-replay]");
+  const nav = document.querySelector("[data-replay]");
   if (!nav) {
     return;
   }
-  document.addEventListener("keydown", function (event) {
-    if (event.altKey || event.ctrlKey || event.metaKey || event.shiftKey) {
+  document.addEventListener("keydown", (event) => {
+    if (!window.keyIsForThePage(event)) {
       return;
     }
-    var target = event.target;
-    if (target && target.closest && target.closest("input, textarea, select, [contenteditable]")) {
-      return;
-    }
-    var link = nav.querySelector('a[data-key="' + event.key + '"]');
+    const link = nav.querySelector(`a[data-key="${event.key}"]`);
     if (link) {
       event.preventDefault();
       window.location.assign(link.href);

@@ -5,17 +5,17 @@
 // This page is left as it is: nothing moves under the reader. The CSRF token
 // comes from Django's cookie (the page includes this script only once it has
 // one), or from a form of the page.
-(function () {
+(() => {
   "use strict";
 
-  var script = document.currentScript;
+  const script = document.currentScript;
   if (!script || !window.fetch || !window.Intl) {
     return;
   }
-  var zone = "";
+  let zone = "";
   try {
     zone = Intl.DateTimeFormat().resolvedOptions().timeZone || "";
-  } catch (error) {
+  } catch {
     return;
   }
   if (!zone) {
@@ -23,11 +23,11 @@
   }
   // At most one try per zone and tab: a zone the site refuses (400) is not
   // posted again from every page.
-  var KEY = "tictactoe:time-zone-sent";
-  var storage = null;
+  const KEY = "tictactoe:time-zone-sent";
+  let storage = null;
   try {
     storage = window.sessionStorage;
-  } catch (error) {
+  } catch {
     // blocked, as with cookies blocked for this site
   }
   if (storage && storage.getItem(KEY) === zone) {
@@ -36,25 +36,25 @@
   if (storage) {
     storage.setItem(KEY, zone);
   }
-  var token = "";
-  document.cookie.split(";").forEach(function (pair) {
-    var parts = pair.trim().split("=");
+  let token = "";
+  document.cookie.split(";").forEach((pair) => {
+    const parts = pair.trim().split("=");
     if (parts[0] === "csrftoken") {
       token = decodeURIComponent(parts.slice(1).join("="));
     }
   });
-  var field = document.querySelector("input[name=csrfmiddlewaretoken]");
+  const field = document.querySelector("input[name=csrfmiddlewaretoken]");
   if (!token && field) {
     token = field.value;
   }
-  var body = new URLSearchParams();
+  const body = new URLSearchParams();
   body.set("time_zone", zone);
   fetch(script.dataset.url, {
     method: "POST",
     credentials: "same-origin",
     headers: { "X-CSRFToken": token },
     body: body,
-  }).catch(function () {
+  }).catch(() => {
     // Offline: the next page tries again.
     if (storage) {
       storage.removeItem(KEY);

@@ -96,7 +96,7 @@ def test_no_serious_accessibility_violations(
     alice.page.get_by_role("button", name="Notify me when it is my turn").click()
     expect(alice.page.get_by_text("Blocked by the browser")).to_be_visible()
     check("lobby, notifications blocked", alice.page)
-    submit(alice.page, "Start game", **{"Opponent's username": "nobody"})
+    submit(alice.page, "Start game", **{"Opponent's username:": "nobody"})
     assert alice.page.locator("#id_opponent_error").is_visible()
     check("lobby with errors", alice.page)
     alice.open_game(in_progress.pk)

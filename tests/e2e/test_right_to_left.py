@@ -3,8 +3,10 @@ column 1 is the top-left cell and key 1 plays it), the language menu works
 without JavaScript, and axe finds nothing serious, in both colour schemes.
 
 Screenshots of the lobby and a game in Arabic, at 390 px and at a desktop's
-width, go to artifacts/screenshots/ beside the English ones
-(test_color_schemes.py)."""
+width, light and dark, go to artifacts/screenshots/ beside the English ones
+(test_color_schemes.py); .github/screenshots/ keeps copies (docs/testing.md says
+how to refresh them). test_languages.py plays a whole game in Arabic, French and
+German, live updates and notifications included."""
 
 import pytest
 from playwright.sync_api import Page, expect

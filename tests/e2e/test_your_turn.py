@@ -177,7 +177,7 @@ def test_a_hidden_lobby_notifies_of_a_new_game_and_the_click_opens_it(people):
     game_id = ann.start_game("ben")  # ann is X: ann moves first
     key = f"game-{game_id}-0"
     assert wait_for_decisions([ben.page], key) == [True]
-    ben.page.wait_for_function("window.shownNotifications.length > 0")
+    ben.page.wait_for_function("() => window.shownNotifications.length > 0")
     assert ben.page.evaluate(NOTIFICATIONS) == [
         [
             f"Game {game_id} against ann",

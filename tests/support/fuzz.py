@@ -287,7 +287,7 @@ ACCOUNT_ROUTES += [
 # -- guests: keeping the account (as the guest actor, and everyone else) --
 ACCOUNT_ROUTES += [("GET", "/accounts/keep/"), ("POST", "/accounts/keep/")]
 ROUTES += ACCOUNT_ROUTES
-# Served by the ASGI stream handler (games.streams), not by Django's views.
+# Served by the ASGI stream handler (games.live.streams), not by Django's views.
 STREAM_ROUTES = ["/games/{id}/events/", "/lobby/events/"]
 OTHER_METHODS = ["HEAD", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE"]
 

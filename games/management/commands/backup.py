@@ -28,7 +28,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import connection
 from psycopg.conninfo import make_conninfo
 
-from games import private_dirs
+from tictactoe_site.lib import private_dirs
 
 VERSION = re.compile(r"\(PostgreSQL\) (\d+)")
 

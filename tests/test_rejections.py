@@ -1,12 +1,12 @@
-"""games.exceptions: every refusal has its own HTTP status, the one the README
+"""games.rejections: every refusal has its own HTTP status, the one the README
 documents; none falls through to a default."""
 
 from types import SimpleNamespace
 
 import pytest
 
-from games import exceptions, rules
-from games.exceptions import Blocked
+from games import rejections, rules
+from games.rejections import Blocked
 
 
 def every_refusal(base: type = rules.Rejected) -> set[type]:
@@ -17,7 +17,7 @@ def every_refusal(base: type = rules.Rejected) -> set[type]:
 
 
 def test_every_refusal_has_a_status_of_its_own():
-    assert every_refusal() - exceptions.REJECTION_STATUS.keys() == set()
+    assert every_refusal() - rejections.REJECTION_STATUS.keys() == set()
 
 
 def test_the_walk_finds_the_rules_and_the_services_refusals():
@@ -58,4 +58,4 @@ def test_each_refusal_maps_to_the_documented_status(cls):
     refusal = (
         cls(SimpleNamespace(get_username=lambda: "bob")) if cls is Blocked else cls()
     )
-    assert exceptions.status_for(refusal) == README_STATUS[cls.__name__]
+    assert rejections.status_for(refusal) == README_STATUS[cls.__name__]

@@ -5,8 +5,9 @@ No address, form field or query parameter of this site has a use for NUL
 admin's list filters, for one) would be a 500. A 400 page says so instead.
 """
 
-from django.shortcuts import render
 from django.utils.translation import gettext
+
+from .error_pages import error_page
 
 NUL = "\x00"
 
@@ -25,16 +26,13 @@ def _has_nul(request) -> bool:
 def reject_nul_bytes(get_response):
     def middleware(request):
         if _has_nul(request):
-            return render(
+            return error_page(
                 request,
-                "error.html",
-                {
-                    "title": gettext("Bad request"),
-                    "message": gettext(
-                        "That request contained a character that is not "
-                        "allowed (a NUL byte). Check what you typed and try again."
-                    ),
-                },
+                title=gettext("Bad request"),
+                message=gettext(
+                    "That request contained a character that is not "
+                    "allowed (a NUL byte). Check what you typed and try again."
+                ),
                 status=400,
             )
         return get_response(request)

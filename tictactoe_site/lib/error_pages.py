@@ -1,4 +1,8 @@
-"""Error pages with a message a person can act on (wired in tictactoe_site.urls)."""
+"""The site's error pages: `error_page()`, the one way a view, a decorator or a
+middleware answers with a readable refusal, and the handlers Django calls
+(tictactoe_site.urls' handler400/403/404/500, settings.CSRF_FAILURE_VIEW).
+
+Why a game refuses an action is games.rejections; this module only shows it."""
 
 import sys
 
@@ -12,7 +16,7 @@ from django.utils.translation import gettext_noop
 from django.views import defaults
 
 # Marked for translation, kept English here: the live streams answer with it as
-# is (games.streams); the page translates it.
+# is (games.live.streams); the page translates it.
 DATABASE_UNAVAILABLE = gettext_noop(
     "The game server cannot reach its database right now. Try again in a moment."
 )
@@ -20,25 +24,30 @@ DATABASE_UNAVAILABLE = gettext_noop(
 RETRY_AFTER_SECONDS = 5
 
 
-def _error_page(request, status: int, title: str, message: str):
+def error_page(request, *, title: str, message: str, status: int) -> HttpResponse:
+    """error.html with `title` and `message` (both already in the reader's
+    language), answered with `status`."""
     return render(
         request, "error.html", {"title": title, "message": message}, status=status
     )
 
 
 def bad_request(request, exception=None):
-    return _error_page(
-        request, 400, _("Bad request"), _("That request could not be understood.")
+    return error_page(
+        request,
+        title=_("Bad request"),
+        message=_("That request could not be understood."),
+        status=400,
     )
 
 
 def permission_denied(request, exception=None):
     message = str(exception) if exception and str(exception) else None
-    return _error_page(
+    return error_page(
         request,
-        403,
-        _("Not allowed"),
-        message or _("You are not allowed to do that."),
+        title=_("Not allowed"),
+        message=message or _("You are not allowed to do that."),
+        status=403,
     )
 
 
@@ -46,20 +55,23 @@ def not_found(request, exception=None):
     message = None
     if exception is not None and not isinstance(exception, Resolver404):
         message = str(exception) or None
-    return _error_page(
-        request, 404, _("Not found"), message or _("There is nothing at this address.")
+    return error_page(
+        request,
+        title=_("Not found"),
+        message=message or _("There is nothing at this address."),
+        status=404,
     )
 
 
 def csrf_failure(request, reason=""):
-    return _error_page(
+    return error_page(
         request,
-        403,
-        _("Form expired"),
-        _(
+        title=_("Form expired"),
+        message=_(
             "This form was rejected because its security token is missing or out "
             "of date. Go back, reload the page and try again."
         ),
+        status=403,
     )
 
 
@@ -70,8 +82,8 @@ def server_error(request):
     names it. Outages surface as OperationalError (refused, closed, pool timeout,
     server shutting down) or InterfaceError (connection already closed); other
     database errors (IntegrityError, ProgrammingError) are bugs and stay 500s.
-    The page is rendered without the request: its context would read the
-    session and the user, that is, the database again.
+    The page is rendered without the request (not through `error_page`): its
+    context would read the session and the user, that is, the database again.
     """
     exception = sys.exc_info()[1]
     if not isinstance(exception, OperationalError | InterfaceError):

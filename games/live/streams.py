@@ -12,6 +12,9 @@ timer; a `ping` event every 15 s (from the hub's one ticker) keeps proxies awake
 and lets the page's script notice a dead connection (comment lines would be
 invisible to it). See games.live for how changes reach the hub.
 
+Reached from tictactoe_site.asgi (`route`), before Django: the `…/events/`
+entries of games.urls are placeholders that give `{% url %}` the addresses.
+
 A stream ends when its session does: when the user logs out, changes password,
 or is deactivated or deleted, every process hears it (games.live) and ends the
 streams whose session no longer logs them in; the browser reconnects and is
@@ -29,13 +32,13 @@ from django.db import InterfaceError, OperationalError, close_old_connections
 from django.http.cookie import parse_cookie
 from django.http.request import split_domain_port, validate_host
 
+from games.forms import parse_digits
+from games.models import Game
 from tictactoe_site import logs, metrics
+from tictactoe_site.lib.error_pages import DATABASE_UNAVAILABLE, RETRY_AFTER_SECONDS
 
-from .errors import DATABASE_UNAVAILABLE, RETRY_AFTER_SECONDS
-from .forms import parse_digits
-from .live import Subscriber, hub
-from .models import Game
-from .stream_sessions import logged_in_user_id
+from .hub import Subscriber, hub
+from .sessions import logged_in_user_id
 
 # The same paths as the <int:game_id> URL pattern, so that every stream request
 # reaches a stream handler; an id too long for the database names no game (0).
@@ -145,8 +148,8 @@ def _viewer(cookie_header: str, game_id: int | None) -> Viewer:
 
 
 async def _identify(scope, send, game_id: int | None) -> Viewer | None:
-    """`_viewer` in a thread; None, after a 503 like the pages' (games.errors),
-    while the database cannot be reached."""
+    """`_viewer` in a thread; None, after a 503 like the pages'
+    (tictactoe_site.lib.error_pages), while the database cannot be reached."""
     try:
         viewer = await asyncio.to_thread(_viewer, _header(scope, b"cookie"), game_id)
     except (OperationalError, InterfaceError):
@@ -241,22 +244,22 @@ async def _watch_disconnect(receive, subscriber: Subscriber) -> None:
             return
 
 
-async def _pump(receive, send, subscriber: Subscriber, news, kind: str):
-    """Until the client leaves or the server shuts down: on news, send what
-    `news()` returns; else ping. `kind` ("game", "lobby") labels the stream's
+async def _pump(receive, send, subscriber: Subscriber, next_event, kind: str):
+    """Until the client leaves or the server shuts down: on a change, send what
+    `next_event()` returns; else ping. `kind` ("game", "lobby") labels the stream's
     counts (tictactoe_site.metrics)."""
     watcher = asyncio.create_task(_watch_disconnect(receive, subscriber))
     events = metrics.LIVE_EVENTS.labels(kind)
     metrics.STREAMS.labels(kind).inc()
     try:
         while True:
-            fresh, ping_due = await subscriber.wait()
+            changed, ping_due = await subscriber.wait()
             if subscriber.closed:
                 # End the response properly (ignored when the client has left),
                 # so that the server closes the connection without an error.
                 await send({"type": "http.response.body", "body": b""})
                 return
-            body = news() if fresh else None
+            body = next_event() if changed else None
             if body is not None:
                 events.inc()
             elif ping_due:
@@ -310,7 +313,7 @@ async def game_stream(scope, receive, send, game_id: int) -> None:
             )
             sent = version
 
-        def news() -> bytes | None:
+        def next_event() -> bytes | None:
             nonlocal sent
             latest = subscriber.pending
             if sent is not None and latest <= sent:
@@ -318,15 +321,15 @@ async def game_stream(scope, receive, send, game_id: int) -> None:
             sent = latest
             return _event(str(latest), event_id=latest)
 
-        await _pump(receive, send, subscriber, news, "game")
+        await _pump(receive, send, subscriber, next_event, "game")
     finally:
         hub.unsubscribe(game_id, subscriber)
 
 
 async def lobby_stream(scope, receive, send) -> None:
     """`data: refresh` when one of the viewer's games or the open games change;
-    at most one a second, however busy the site is (the hub delivers lobby news
-    at most once per LOBBY_INTERVAL_SECONDS: games.live.Coalescer)."""
+    at most one a second, however busy the site is (the hub refreshes lobbies
+    at most once per LOBBY_INTERVAL_SECONDS: games.live.hub.Coalescer)."""
     if await _bad_request(scope, send):
         return
     notices = hub.account_notices

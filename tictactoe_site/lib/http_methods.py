@@ -7,10 +7,11 @@ keeps Django's require_safe).
 
 from functools import wraps
 
-from django.shortcuts import render
 from django.utils.translation import gettext, gettext_lazy
 
-from .wording import sentences
+from games.wording import sentences
+
+from .error_pages import error_page
 
 # A hint is a lazy translation (or any text), read when the page is answered.
 GAME_BUTTONS_HINT = gettext_lazy("Use the buttons on the game page.")
@@ -28,10 +29,10 @@ def allow_methods(*methods: str, hint: str = GAME_BUTTONS_HINT):
                 message %= {"methods": allow}
                 if "POST" in allowed and hint:
                     message = sentences(message, str(hint))
-                response = render(
+                response = error_page(
                     request,
-                    "error.html",
-                    {"title": gettext("Method not allowed"), "message": message},
+                    title=gettext("Method not allowed"),
+                    message=message,
                     status=405,
                 )
                 response["Allow"] = allow

@@ -1,0 +1,68 @@
+"""Live updates: who must hear that a game changed, and how it travels.
+
+The Django side calls one function: `publish_on_commit(change)`, with a
+`Change` (a game's id, its new version, whose lobbies care, whether the open
+games changed) from games.services, or an `AccountChanged` (a user whose
+sessions may have ended) from games.live.accounts and accounts.user_sessions.
+After commit, every server process hears it through the broker in use; the
+`Hub` of each process wakes the streams that care, and each stream tells its
+browser the new version to fetch.
+
+The modules, in the order a change crosses them:
+
+- `changes`: `Change`, `AccountChanged`;
+- `wire`: their JSON encoding, the same on every broker;
+- `brokers/`: `redis_pubsub` (REDIS_URL set: several hosts, any database),
+  `postgres_notify` (PostgreSQL's LISTEN/NOTIFY), `datagrams` (a SQLite file:
+  Unix sockets between the processes of one host), `in_process` (an in-memory
+  database, in tests: straight to this process's hub);
+- `outages`: one log line when Redis or PostgreSQL goes and one when it is
+  back; the listeners' reconnect pace;
+- `hub`: the `Hub` of each process (its open streams, by game and by lobby
+  user), `Subscriber` (one stream), `Coalescer` (lobby refreshes at most once
+  a second);
+- `streams`: the SSE stream handler, reached from tictactoe_site.asgi before
+  Django (the `.../events/` entries of games.urls are placeholders for
+  `{% url %}`);
+- `sessions`: whom a stream's session cookie logs in, as Django's middleware
+  would decide;
+- `accounts`: the receivers that publish an `AccountChanged` on logout,
+  password change, deactivation or deletion.
+
+The seed's events (game created, joined, move made, game ended:
+games.signals) are still sent by the services for whoever listens (the log
+lines, the metrics); live updates do not go through them.
+"""
+
+from django.conf import settings
+from django.db import transaction
+
+from .brokers import datagrams, in_process, postgres_notify, redis_pubsub
+from .changes import AccountChanged, Change
+
+__all__ = ["AccountChanged", "Change", "publish", "publish_on_commit"]
+
+
+def publish_on_commit(
+    change: Change | AccountChanged, *, using: str | None = None
+) -> None:
+    """Tell every server process about `change` once the transaction in
+    progress on `using` commits (at once outside a transaction); nothing if
+    it rolls back."""
+    transaction.on_commit(lambda: publish(change), using=using)
+
+
+def publish(change: Change | AccountChanged) -> None:
+    """Tell every server process now, through the broker in use. Runs in the
+    request's thread, after commit."""
+    if settings.REDIS_URL:
+        redis_pubsub.publish(settings.REDIS_URL, change)
+        return
+    if postgres_notify.in_use():
+        postgres_notify.publish(change)
+        return
+    directory = datagrams.socket_directory()
+    if directory is not None and directory.is_dir():
+        datagrams.postman.send(directory, change)
+    else:
+        in_process.publish(change)
