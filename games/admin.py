@@ -12,7 +12,8 @@ from django.template.loader import render_to_string
 from django.utils.translation import gettext_lazy
 
 from . import presentation, services
-from .models import GAME_ROW_PLAYERS, Block, Game, Move
+from .field_lists import GAME_ROW_PLAYERS
+from .models import Block, Game, Move
 
 
 class BoundedDateChangeList(ChangeList):

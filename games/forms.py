@@ -6,7 +6,7 @@ from django.utils.functional import lazy
 from django.utils.translation import gettext, gettext_lazy, pgettext_lazy
 
 from . import rules
-from .records import RESULT_FILTERS
+from .player_stats import RESULT_FILTERS
 from .services import SIDES
 
 

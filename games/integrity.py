@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 from . import rules
 from .models import FINISHED_STATUSES, Game, GameStatus, PlayerRecord, PlayerResult
-from .results import COUNTERS, ResultRow, result_rows
+from .result_rows import COUNTERS, ResultRow, result_rows
 
 
 def game_violations(game: Game, moves: list[tuple[int, int, int, str]]) -> list[str]:

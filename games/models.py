@@ -5,12 +5,15 @@ make sure that even a buggy or racing writer cannot store an impossible game.
 `rules.Status` (the game as the rules see it) plus `waiting`. Queries that need a
 rule (whose turn, who has moved) derive their SQL from a helper next to that rule
 in games.rules; tests check the two against each other.
+
+What the queries load is listed in games.field_lists, the statements written
+out by hand are in games.sql, and how pages name a player in
+games.display_names.
 """
 
 import functools
 import secrets
 from collections import Counter, defaultdict
-from typing import NamedTuple
 
 from django.conf import settings
 from django.db import connection, models
@@ -31,14 +34,22 @@ from django.db.models import (
 from django.db.models.functions import Coalesce, Length, Replace
 from django.db.models.lookups import Exact, In
 from django.urls import reverse
-from django.utils.translation import gettext, gettext_lazy, pgettext, pgettext_lazy
+from django.utils.translation import gettext, gettext_lazy, pgettext_lazy
 
-from accounts.guests import is_guest
 from accounts.models import Guest
 
 from . import rules, sql
-from .records import LOSSES, RESULT_FILTERS, ArchivePage, Record, Streak, Tally
-from .results import counter_for
+from .display_names import display_name, open_side
+from .field_lists import (
+    GAME_PAGE_FIELDS,
+    GAME_ROW_FIELDS,
+    GAME_ROW_PLAYERS,
+    PAGE_PLAYER_FIELDS,
+    PAGE_SERIES_FIELDS,
+    with_guest,
+)
+from .player_stats import LOSSES, RESULT_FILTERS, ArchivePage, Record, Streak, Tally
+from .result_rows import counter_for
 from .wording import move_text
 
 
@@ -70,33 +81,6 @@ class MarkChoice(models.TextChoices):
 def _count(field: str, mark: str):
     """SQL for how many times `mark` occurs in the board string."""
     return Length(field) - Length(Replace(field, Value(mark), Value("")))
-
-
-def display_name(user) -> str:
-    """A player's name as pages show it: "alice", "alice (closed)" once the
-    account is closed (closing makes the user inactive; games.services), and
-    "bob (guest)" or "bob (closed guest)" for a guest (accounts.guests), so
-    that nobody passes for an account holder. The pages load each player with
-    their guest row (USER_WITH_GUEST): no query here."""
-    name = user.get_username()
-    if is_guest(user):
-        if user.is_active:
-            return gettext("%(name)s (guest)") % {"name": name}
-        return gettext("%(name)s (closed guest)") % {"name": name}
-    if user.is_active:
-        return name
-    return gettext("%(name)s (closed)") % {"name": name}
-
-
-def open_side() -> str:
-    """ "(open)": what names a side nobody has taken yet."""
-    return pgettext("a side nobody has taken", "(open)")
-
-
-def with_guest(*relations: str) -> tuple[str, ...]:
-    """select_related() paths that load each of `relations` (users) with their
-    guest row, for display_name: one LEFT JOIN more, no query more."""
-    return tuple(f"{relation}__guest" for relation in relations)
 
 
 X_COUNT = _count("board", rules.Mark.X)
@@ -197,27 +181,6 @@ def _flag(condition: Q) -> Case:
     return Case(When(condition, then=True), default=False, output_field=BooleanField())
 
 
-# What a list row of games shows (links, names, status text): lists load only
-# these columns, so a row costs no datetime or unused user fields.
-GAME_ROW_FIELDS = (
-    "status",
-    "board",
-    "move_count",
-    "winning_line",
-    "created_by",
-    "aborted_by",
-    "player_x__username",
-    "player_o__username",
-    # A closed account's name, and a guest's, are shown marked (display_name).
-    "player_x__is_active",
-    "player_o__is_active",
-    "player_x__guest__user",
-    "player_o__guest__user",
-)
-# The players of a game row, each with their guest row (GAME_ROW_FIELDS).
-GAME_ROW_PLAYERS = ("player_x", "player_o", *with_guest("player_x", "player_o"))
-
-
 class GameQuerySet(models.QuerySet):
     def of(self, user) -> "GameQuerySet":
         return self.filter(Q(player_x=user) | Q(player_o=user))
@@ -258,7 +221,7 @@ class GameQuerySet(models.QuerySet):
     def visible_to(self, user) -> "GameQuerySet":
         """The games `user` may see: all but the waiting games of people who
         blocked `user` (they are not found, as if they did not exist). The
-        streams' read; the pages' is written out in _page_read, alike."""
+        streams' read; the pages' is written out in sql.GAME_PAGE_READ, alike."""
         blocked_by_a_player = Exists(
             Block.objects.filter(blocked=user).filter(
                 Q(blocker=OuterRef("player_x")) | Q(blocker=OuterRef("player_o"))
@@ -318,71 +281,20 @@ class GameQuerySet(models.QuerySet):
         )
 
 
-def _page_fields(model) -> tuple[str, ...]:
-    """The fields of `model` a page read loads: all but the timestamps, which no
-    game page shows and SQLite would return as text, the ORM's conversion
-    skipped. They load on access, one query each."""
-    return tuple(
-        field.attname
-        for field in model._meta.concrete_fields
-        if not isinstance(field, models.DateTimeField)
-    )
-
-
-class PageRead(NamedTuple):
-    """The game page's statement, the user model, and the fields of the players
-    and the series it reads, in order (the game's are GAME_PAGE_FIELDS), then
-    whether each player is a guest: an EXISTS each, measured cheaper than two
-    more LEFT JOINs (PostgreSQL plans every join of this unprepared statement:
-    +124 µs a read against +32 µs; SQLite +5.6 µs against +2.2 µs)."""
-
-    sql: str
-    player_model: type[models.Model]
-    player_fields: tuple[str, ...]
-    series_fields: tuple[str, ...]
-
-
 @functools.cache
-def _page_read() -> PageRead:
-    """Built on first use: the user model is only known once the apps are."""
+def _page_read_selected() -> sql.Selected:
+    """What a row of sql.GAME_PAGE_READ holds (built on first use: the user model
+    is only known once the apps are)."""
     user_model = Game._meta.get_field("player_x").related_model
-    pk = user_model._meta.pk
-    wanted = {pk.attname, user_model.USERNAME_FIELD, "is_active"}
-    player_fields = tuple(
-        field.attname
-        for field in user_model._meta.concrete_fields
-        if field.attname in wanted
+    player = (user_model, PAGE_PLAYER_FIELDS)
+    return sql.Selected(
+        (Game, GAME_PAGE_FIELDS),
+        player,
+        player,
+        (Series, PAGE_SERIES_FIELDS),
+        None,  # player X is a guest
+        None,  # player O is a guest
     )
-    series_fields = _page_fields(Series)
-    users, player_pk = sql.table(user_model), sql.column(user_model, pk.name)
-    status, player_x, player_o = (
-        f"game.{sql.column(Game, name)}" for name in ("status", "player_x", "player_o")
-    )
-    guests, guest_user = sql.table(Guest), sql.column(Guest, "user")
-    statement = f"""
-        SELECT {sql.columns(Game, GAME_PAGE_FIELDS, prefix="game.")},
-               {sql.columns(user_model, player_fields, prefix="player_x.")},
-               {sql.columns(user_model, player_fields, prefix="player_o.")},
-               {sql.columns(Series, series_fields, prefix="series.")},
-               EXISTS (SELECT 1 FROM {guests} guest
-                       WHERE guest.{guest_user} = player_x.{player_pk}),
-               EXISTS (SELECT 1 FROM {guests} guest
-                       WHERE guest.{guest_user} = player_o.{player_pk})
-        FROM {sql.table(Game)} game
-        LEFT JOIN {users} player_x
-            ON player_x.{player_pk} = game.{sql.column(Game, "player_x")}
-        LEFT JOIN {users} player_o
-            ON player_o.{player_pk} = game.{sql.column(Game, "player_o")}
-        LEFT JOIN {sql.table(Series)} series
-            ON series.{sql.column(Series, "id")} = game.{sql.column(Game, "series")}
-        WHERE game.{sql.column(Game, "id")} = %s
-          AND NOT ({status} = %s AND EXISTS (
-              SELECT 1 FROM {sql.table(Block)} block
-              WHERE block.{sql.column(Block, "blocked")} = %s
-                AND block.{sql.column(Block, "blocker")} IN ({player_x}, {player_o})
-          ))
-    """
-    return PageRead(statement, user_model, player_fields, series_fields)
 
 
 # The user's side of Guest.user: where a user keeps their loaded guest row.
@@ -393,40 +305,41 @@ class GameManager(models.Manager.from_queryset(GameQuerySet)):
     def for_page(self, game_id: int, viewer) -> "Game":
         """The game `game_id` as its pages show it to `viewer`, with its players
         (their name and whether their account is open) and its series, in one
-        statement written out once: built by the ORM for each request, the same
-        query cost a third of a cached game page's CPU (docs/performance.md).
-        Not joined: the rematch, read only when a finished game's page is
-        rendered (not when it comes from the page cache), and the invitation,
-        read only while the game waits. Raises Game.DoesNotExist, also for a
-        game `viewer` may not see (visible_to): a waiting game of someone who
-        blocked them, answered exactly as a game that does not exist."""
-        read = _page_read()
+        statement written out once (sql.GAME_PAGE_READ): built by the ORM for
+        each request, the same query cost a third of a cached game page's CPU
+        (docs/performance.md). Each value is converted as the ORM converts it
+        (sql.read_row). Not joined: the rematch, read only when a finished
+        game's page is rendered (not when it comes from the page cache), and
+        the invitation, read only while the game waits. Raises
+        Game.DoesNotExist, also for a game `viewer` may not see (visible_to): a
+        waiting game of someone who blocked them, answered exactly as a game
+        that does not exist."""
         row = None
         if sql.is_storable_pk(Game, game_id):
-            with connection.cursor() as cursor:
-                cursor.execute(read.sql, [game_id, GameStatus.WAITING, viewer.pk])
-                row = cursor.fetchone()
+            row = sql.read_row(
+                sql.GAME_PAGE_READ,
+                [game_id, GameStatus.WAITING, viewer.pk],
+                _page_read_selected(),
+            )
         if row is None:
             raise Game.DoesNotExist(f"No game {game_id!r}.")
         db = connection.alias
+        *values, x_is_guest, o_is_guest = row
         end = len(GAME_PAGE_FIELDS)
-        game = Game.from_db(db, GAME_PAGE_FIELDS, row[:end])
-        players_end = end + 2 * len(read.player_fields)
-        guest_flags = row[-2:]
-        for side, guest in zip(("player_x", "player_o"), guest_flags, strict=True):
-            start, end = end, end + len(read.player_fields)
+        game = Game.from_db(db, GAME_PAGE_FIELDS, values[:end])
+        user_model = Game._meta.get_field("player_x").related_model
+        for side, is_guest in (("player_x", x_is_guest), ("player_o", o_is_guest)):
+            start, end = end, end + len(PAGE_PLAYER_FIELDS)
             if getattr(game, f"{side}_id") is not None:
-                player = read.player_model.from_db(
-                    db, read.player_fields, row[start:end]
-                )
+                player = user_model.from_db(db, PAGE_PLAYER_FIELDS, values[start:end])
                 # As select_related("guest") leaves it (display_name reads it).
                 GUEST_OF_USER.set_cached_value(
                     player,
-                    Guest.from_db(db, ["user_id"], [player.pk]) if guest else None,
+                    Guest.from_db(db, ["user_id"], [player.pk]) if is_guest else None,
                 )
                 setattr(game, side, player)
         if game.series_id is not None:
-            game.series = Series.from_db(db, read.series_fields, row[players_end:-2])
+            game.series = Series.from_db(db, PAGE_SERIES_FIELDS, values[end:])
         return game
 
 
@@ -748,11 +661,6 @@ class Game(models.Model):
         return self.next_mark is not None and self.next_mark in self.marks_for(user)
 
 
-# The game's fields its pages read (Game.objects.for_page) and key their cache
-# by (games.page_cache).
-GAME_PAGE_FIELDS = _page_fields(Game)
-
-
 class Move(models.Model):
     game = models.ForeignKey(
         Game,
@@ -867,7 +775,7 @@ class PlayerResultQuerySet(models.QuerySet):
         before: int | None = None,
         after: int | None = None,
         size: int = 20,
-    ) -> ArchivePage:
+    ) -> ArchivePage["PlayerResult"]:
         """Keyset pagination on the result id: one query of `size + 1` rows, no
         COUNT. `result` is a key of RESULT_FILTERS (or "" for all)."""
         rows = self.history(player)

@@ -2,8 +2,9 @@
 
 A game page is a function of the game's row (its version moves on every change),
 its players, its series score, its rematch and who is looking. The key holds every
-one of them (each field of the row the page reads, so a field added later is in
-it too; the timestamps are not read, and the version covers them) but the
+one of them (each field of the row the page reads, GAME_PAGE_FIELDS, which a
+test keeps to every field but the timestamps: those are not read, and the
+version covers them) but the
 rematch, which the row covers: starting a rematch moves the version of the game
 it follows (games.services.rematch), so a hit needs no query for it. A cached
 page can never show a stale board and nothing needs invalidating: keys of past
@@ -34,7 +35,8 @@ from django.utils.translation import get_language
 
 from accounts.guests import is_guest
 
-from .models import GAME_PAGE_FIELDS, Game
+from .field_lists import GAME_PAGE_FIELDS
+from .models import Game
 
 # NUL never appears in a rendered page otherwise: no stored text can hold one
 # (tictactoe_site.lib.nul_bytes refuses it in every request).
@@ -61,7 +63,8 @@ def game_key(part: str, game: Game, viewer) -> str:
     (games.views.game_context): every spectator shares one live part, each player
     has their own. The whole page also names the viewer in its header."""
     series = game.series
-    everything = repr(
+    # Everything the part is a function of (the module's docstring).
+    inputs = repr(
         (
             part,
             tuple(getattr(game, name) for name in GAME_PAGE_FIELDS),
@@ -72,15 +75,15 @@ def game_key(part: str, game: Game, viewer) -> str:
             _user_key(viewer) if part == "page" else (),
         )
     )
-    return hashlib.blake2b(everything.encode(), digest_size=16).hexdigest()
+    return hashlib.blake2b(inputs.encode(), digest_size=16).hexdigest()
 
 
 def lobby_key(part: str, viewer, version: tuple) -> str:
     """The key of `part` ("page" or "lists") of `viewer`'s lobby at `version`
     (Game.objects.lobby_version(viewer)). The header of the page and the "you"
     of the lists name the viewer."""
-    everything = repr(("lobby", part, _user_key(viewer), version))
-    return hashlib.blake2b(everything.encode(), digest_size=16).hexdigest()
+    inputs = repr(("lobby", part, _user_key(viewer), version))
+    return hashlib.blake2b(inputs.encode(), digest_size=16).hexdigest()
 
 
 def render_cached(

@@ -13,8 +13,9 @@ from dataclasses import dataclass
 from django.utils.translation import gettext, ngettext
 
 from . import rules
-from .models import Game, GameStatus, PlayerResult, ResultOutcome, display_name
-from .records import Streak
+from .display_names import display_name
+from .models import Game, GameStatus, PlayerResult, ResultOutcome
+from .player_stats import Streak
 from .wording import cell_name, empty_cell, mark_on_cell, move_text, sentences
 
 
@@ -224,7 +225,7 @@ def turn_notice(game: Game, viewer) -> TurnNotice | None:
     moved (it is `viewer`'s turn, or the move ended the game). None for anything
     `viewer` did themselves, for spectators and for self-play.
 
-    Reads only the lobby's columns of the game (models.GAME_ROW_FIELDS)."""
+    Reads only the lobby's columns of the game (games.field_lists.GAME_ROW_FIELDS)."""
     marks = game.marks_for(viewer)
     if len(marks) != 1 or not game.has_both_players:
         return None

@@ -5,7 +5,7 @@ import re
 import pytest
 from django.core.management import call_command
 
-from games import records, services
+from games import player_stats, services
 from games.models import Game, PlayerRecord, Series
 
 from .conftest import snapshot_tables
@@ -160,8 +160,10 @@ def test_deleting_games_recounts_records_and_series(as_admin, history, alice, bo
     )
     assert response.status_code == 302
     assert not Game.objects.filter(pk__in=[game.pk for game in doomed]).exists()
-    assert PlayerRecord.objects.record_of(alice).total == records.Tally(wins=2, draws=1)
-    assert PlayerRecord.objects.record_of(bob).total == records.Tally(
+    assert PlayerRecord.objects.record_of(alice).total == player_stats.Tally(
+        wins=2, draws=1
+    )
+    assert PlayerRecord.objects.record_of(bob).total == player_stats.Tally(
         forfeits=1, draws=1
     )
     assert Series.objects.head_to_head(alice)[0] == (bob, 1, 0, 1)
@@ -172,7 +174,7 @@ def test_deleting_one_game_from_its_page(as_admin, history, alice, carol):
     game = history["win_as_o"]
     response = as_admin.post(f"/admin/games/game/{game.pk}/delete/", {"post": "yes"})
     assert response.status_code == 302
-    assert PlayerRecord.objects.record_of(carol).total == records.Tally()
+    assert PlayerRecord.objects.record_of(carol).total == player_stats.Tally()
     assert Series.objects.head_to_head(alice) == [
         (history["bob_forfeits"].player_x, 2, 1, 1)
     ]

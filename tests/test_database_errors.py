@@ -17,7 +17,7 @@ from django.db import (
 )
 from django.test import Client
 
-from games.services.moves import MOVE_INSERT, MOVE_UPDATE
+from games import sql
 
 from .conftest import snapshot_tables
 
@@ -83,7 +83,7 @@ def test_page_while_the_database_is_down_is_a_503_with_a_message(
 
 @pytest.mark.parametrize(
     "strikes",
-    [MOVE_UPDATE, MOVE_INSERT],
+    [sql.MOVE_UPDATE, sql.MOVE_INSERT],
     ids=["at-the-update", "at-the-insert"],
 )
 def test_a_move_whose_write_fails_is_a_503_and_stores_nothing(

@@ -1,5 +1,6 @@
 """Game.objects.for_page: the game pages' read, one statement written out by
-hand, gives the game, its players and its series as the ORM stores them."""
+hand (games.sql.GAME_PAGE_READ), gives the game, its players and its series as
+the ORM loads them: the same values, of the same types."""
 
 import pytest
 from django.db import connection
@@ -7,7 +8,8 @@ from django.test.utils import CaptureQueriesContext
 
 from accounts import services as account_services
 from games import services
-from games.models import GAME_PAGE_FIELDS, Game
+from games.field_lists import GAME_PAGE_FIELDS, PAGE_PLAYER_FIELDS, PAGE_SERIES_FIELDS
+from games.models import Game
 
 
 def read(game_id: int, viewer) -> tuple[Game, int]:
@@ -25,10 +27,21 @@ def test_the_game_its_players_and_its_series_in_one_statement(alice, bob, game, 
     page_game, statements = read(running.pk, alice)
 
     assert statements == 1
-    stored = Game.objects.get(pk=running.pk)
-    assert [getattr(page_game, name) for name in GAME_PAGE_FIELDS] == [
-        getattr(stored, name) for name in GAME_PAGE_FIELDS
-    ]
+    stored = Game.objects.select_related("player_x", "player_o", "series").get(
+        pk=running.pk
+    )
+    for loaded, fields in [
+        (lambda game: game, GAME_PAGE_FIELDS),
+        (lambda game: game.player_x, PAGE_PLAYER_FIELDS),
+        (lambda game: game.player_o, PAGE_PLAYER_FIELDS),
+        (lambda game: game.series, PAGE_SERIES_FIELDS),
+    ]:
+        values = [getattr(loaded(page_game), name) for name in fields]
+        assert values == [getattr(loaded(stored), name) for name in fields]
+        # Of the same type as the ORM's: each value went through its converters.
+        assert [type(value) for value in values] == [
+            type(getattr(loaded(stored), name)) for name in fields
+        ]
     with CaptureQueriesContext(connection) as queries:
         players = [
             (player.pk, player.get_username(), player.is_active)

@@ -10,7 +10,7 @@ request time in the request's language, and cached per language.
 from django.utils import translation
 from django.utils.functional import Promise
 
-from games import forms, guest_views, records
+from games import forms, guest_views, player_stats
 from games.models import GameStatus, ResultOutcome
 from tictactoe_site.lib import http_methods
 
@@ -72,7 +72,7 @@ def test_words_kept_at_module_level_are_lazy():
         forms.PLY_ERROR,
         guest_views.JOINED,
         http_methods.GAME_BUTTONS_HINT,
-        records.RESULT_FILTERS["won"][0],
+        player_stats.RESULT_FILTERS["won"][0],
         GameStatus.DRAW.label,
         ResultOutcome.WIN.label,
     ):

@@ -15,7 +15,8 @@ from accounts import services as account_services
 from accounts.middleware import SEEN_CACHE, seen_key
 from accounts.models import Guest
 from games import services
-from games.models import Game, GameStatus, PlayerRecord, display_name
+from games.display_names import display_name
+from games.models import Game, GameStatus, PlayerRecord
 from tictactoe_site import housekeeping
 from tictactoe_site.heartbeat import start_beating
 

@@ -8,8 +8,9 @@ import pytest
 from django.db import connection
 from django.urls import reverse
 
-from games import records, rules, services
+from games import player_stats, rules, services
 from games.models import PlayerRecord, PlayerResult, Series
+from games.sql import RECORD_ADD_TWO
 
 from .conftest import DRAW, X_WINS_ROW_0, forfeit_now, new_game
 
@@ -65,34 +66,34 @@ def test_a_running_game_has_no_rows(game, play):
 
 def test_record_splits_by_side_and_keeps_self_play_out(history, alice, bob, carol):
     record = PlayerRecord.objects.record_of(alice)
-    assert record.as_x == records.Tally(wins=1, forfeits=1)
-    assert record.as_o == records.Tally(wins=2, draws=1)
+    assert record.as_x == player_stats.Tally(wins=1, forfeits=1)
+    assert record.as_o == player_stats.Tally(wins=2, draws=1)
     assert record.self_play == 1
     total = record.total
     assert (total.played, total.wins, total.all_losses, total.forfeits) == (5, 3, 1, 1)
     assert total.draws == 1
     bob_record = PlayerRecord.objects.record_of(bob)
-    assert bob_record.as_x == records.Tally(forfeits=1, draws=1)
-    assert bob_record.as_o == records.Tally(wins=1, losses=1)
-    assert PlayerRecord.objects.record_of(carol).total == records.Tally(losses=1)
+    assert bob_record.as_x == player_stats.Tally(forfeits=1, draws=1)
+    assert bob_record.as_o == player_stats.Tally(wins=1, losses=1)
+    assert PlayerRecord.objects.record_of(carol).total == player_stats.Tally(losses=1)
 
 
 def test_streaks(history, alice, bob, carol, make_user):
-    assert PlayerResult.objects.streak(alice) == records.Streak(
+    assert PlayerResult.objects.streak(alice) == player_stats.Streak(
         "win", 2
     )  # self-play skipped
-    assert PlayerResult.objects.streak(bob) == records.Streak("loss", 1)
-    assert PlayerResult.objects.streak(carol) == records.Streak("loss", 1)
-    assert PlayerResult.objects.streak(make_user("dave")) == records.Streak()
+    assert PlayerResult.objects.streak(bob) == player_stats.Streak("loss", 1)
+    assert PlayerResult.objects.streak(carol) == player_stats.Streak("loss", 1)
+    assert PlayerResult.objects.streak(make_user("dave")) == player_stats.Streak()
 
 
 def test_a_loss_then_a_forfeit_is_one_losing_streak(alice, bob, play):
     play(new_game(alice, bob), *X_WINS_ROW_0)
     forfeit_now(new_game(bob, alice))
-    assert PlayerResult.objects.streak(bob) == records.Streak("loss", 2)
+    assert PlayerResult.objects.streak(bob) == player_stats.Streak("loss", 2)
     play(new_game(alice, bob), *DRAW)
     play(new_game(bob, alice), *DRAW)
-    assert PlayerResult.objects.streak(bob) == records.Streak("draw", 2)
+    assert PlayerResult.objects.streak(bob) == player_stats.Streak("draw", 2)
 
 
 def test_head_to_head_from_each_side(history, alice, bob, carol):
@@ -227,11 +228,11 @@ BARRIER_TIMEOUT = 30  # seconds a racer waits for the others before failing
 
 def meeting_before_the_records_write(barrier):
     """An execute_wrapper: the racer waits for every other one in front of its
-    INSERT into PlayerRecord, inside its transaction."""
-    table = connection.ops.quote_name(PlayerRecord._meta.db_table)
+    write of the records (sql.RECORD_ADD_TWO: a game between two players),
+    inside its transaction."""
 
     def wrapper(execute, sql, params, many, context):
-        if sql.startswith(f"INSERT INTO {table}"):
+        if sql == RECORD_ADD_TWO:
             barrier.wait()
         return execute(sql, params, many, context)
 

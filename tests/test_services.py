@@ -5,9 +5,9 @@ import logging
 import pytest
 from django.test import override_settings
 
-from games import records, rejections, rules, services, signals
+from games import player_stats, rejections, rules, services, signals
 from games.models import Game, PlayerRecord, PlayerResult, Series
-from games.results import COUNTERS
+from games.result_rows import COUNTERS
 
 from .conftest import snapshot_tables
 
@@ -450,7 +450,7 @@ def test_aborts_leave_records_series_and_streaks_alone(alice, bob, play):
         Series.objects.head_to_head(alice),
     )
     assert after == before
-    assert before[2] == records.Streak("win", 1)
+    assert before[2] == player_stats.Streak("win", 1)
     assert before[3] == [(bob, 1, 0, 0)]
     # Deleting games recounts from the rows: aborted rows still count nowhere.
     services.delete_games(game_ids=[won.pk])

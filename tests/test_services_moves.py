@@ -1,7 +1,6 @@
 """games.services: moves, and a move whose game changes between its read and
 its write (a second tab, a forfeit, a player who leaves)."""
 
-import re
 from contextlib import contextmanager
 from functools import partial
 from io import StringIO
@@ -14,7 +13,7 @@ from django.db.models import F
 from accounts import services as account_services
 from games import rejections, rules, services
 from games.models import Game, Move
-from games.services.moves import MOVE_READ, MOVE_READ_FIELDS
+from games.sql import MOVE_READ
 
 from .conftest import X_WINS_ROW_0, new_game
 from .test_services import assert_rejected
@@ -167,19 +166,6 @@ def test_a_move_gives_up_on_a_game_that_keeps_changing(game, alice):
     stored = Game.objects.get(pk=game.pk)
     assert (stored.board, stored.move_count, stored.version) == ("-" * 9, 0, 4)
     assert not Move.objects.filter(game=game).exists()
-
-
-def test_the_move_reads_the_game_fields_in_model_order():
-    """Game.from_db places a partial row by the model's field order: the move's
-    read must select its columns in that order, or values land in the wrong field."""
-    selected = re.findall(r'\bgame\."(\w+)"', MOVE_READ.split("FROM")[0])
-    in_model_order = [
-        field.attname
-        for field in Game._meta.concrete_fields
-        if field.attname in selected
-    ]
-    assert selected == in_model_order == list(MOVE_READ_FIELDS)
-    assert len(selected) == 9  # each one a field of the model
 
 
 def test_move_in_a_missing_game(alice):

@@ -4,7 +4,7 @@ import django.db.models.deletion
 from django.conf import settings
 from django.db import migrations, models
 
-from games.results import counter_for, result_rows
+from games.result_rows import counter_for, result_rows
 
 FINISHED = ["x_won", "o_won", "draw", "x_forfeits", "o_forfeits"]
 

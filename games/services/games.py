@@ -14,7 +14,8 @@ from django.db.models import Count, Q
 from django.utils.translation import gettext_lazy, ngettext
 
 from .. import live, rules, signals
-from ..models import GAME_ROW_PLAYERS, Game, GameStatus, Invitation, Series
+from ..field_lists import GAME_ROW_PLAYERS
+from ..models import Game, GameStatus, Invitation, Series
 from ..rejections import (
     AlreadyInGame,
     GameFull,

@@ -7,6 +7,7 @@ from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from .. import live, rules, signals, sql
+from ..field_lists import MOVE_READ_FIELDS, STATE_FIELDS
 from ..models import Game, Move
 from ..rejections import (
     Conflict,
@@ -17,19 +18,6 @@ from ..rejections import (
 )
 from .scoring import record_if_over
 from .transactions import after_commit, atomic_action, locked_game
-
-# The columns a new state writes: what _set_state sets, the order of the moves and
-# the time of the write.
-STATE_FIELDS = (
-    "board",
-    "move_count",
-    "status",
-    "winning_line",
-    "finished_at",
-    "version",
-    "move_order",
-    "updated_at",
-)
 
 
 def _set_state(game: Game, state: rules.GameState) -> None:
@@ -135,55 +123,13 @@ def _decide_move(
     return mark, state
 
 
-_User = Game._meta.get_field("player_x").related_model
-
-# What a move reads of the game (in the model's field order, as Game.from_db
-# wants it; the other fields are loaded only if something asks for them) and of
-# its players: whether each one's account is open.
-MOVE_READ_FIELDS = (
-    "id",
-    "player_x_id",
-    "player_o_id",
-    "status",
-    "board",
-    "move_count",
-    "move_order",
-    "version",
-    "series_id",
-)
-MOVE_READ = f"""
-    SELECT {sql.columns(Game, MOVE_READ_FIELDS, prefix="game.")},
-           {sql.columns(_User, ["is_active"], prefix="player_x.")},
-           {sql.columns(_User, ["is_active"], prefix="player_o.")}
-    FROM {sql.table(Game)} game
-    LEFT JOIN {sql.table(_User)} player_x
-        ON player_x.{sql.column(_User, "id")} = game.{sql.column(Game, "player_x")}
-    LEFT JOIN {sql.table(_User)} player_o
-        ON player_o.{sql.column(_User, "id")} = game.{sql.column(Game, "player_o")}
-    WHERE game.{sql.column(Game, "id")} = %s
-"""
-# The moved game, written only if nobody changed it since it was read: the
-# values of STATE_FIELDS, then the game's id and the version read.
-MOVE_UPDATE = f"""
-    UPDATE {sql.table(Game)}
-    SET {", ".join(f"{sql.column(Game, field)} = %s" for field in STATE_FIELDS)}
-    WHERE {sql.column(Game, "id")} = %s AND {sql.column(Game, "version")} = %s
-"""
-MOVE_INSERT_FIELDS = ("game", "sequence_number", "row", "col", "player", "created_at")
-MOVE_INSERT = f"""
-    INSERT INTO {sql.table(Move)} ({sql.columns(Move, MOVE_INSERT_FIELDS)})
-    VALUES ({", ".join(["%s"] * len(MOVE_INSERT_FIELDS))})
-    RETURNING {sql.column(Move, "id")}
-"""
-
-
 def _game_for_move(game_id: int) -> Game:
     """The game, with whether each player's account is open (`x_active`,
     `o_active`), in one statement."""
     if not sql.is_storable_pk(Game, game_id):
         raise GameNotFound()
     with connection.cursor() as cursor:
-        cursor.execute(MOVE_READ, [game_id])
+        cursor.execute(sql.MOVE_READ, [game_id])
         row = cursor.fetchone()
     if row is None:
         raise GameNotFound()
@@ -199,7 +145,7 @@ def _store_move(game: Game, move: Move, *, seen_version: int) -> bool:
     db_datetime = connection.ops.adapt_datetimefield_value
     with connection.cursor() as cursor:
         cursor.execute(
-            MOVE_UPDATE,
+            sql.MOVE_UPDATE,
             [  # STATE_FIELDS, then the row's id and version
                 game.board,
                 game.move_count,
@@ -216,8 +162,8 @@ def _store_move(game: Game, move: Move, *, seen_version: int) -> bool:
         if cursor.rowcount != 1:
             return False
         cursor.execute(
-            MOVE_INSERT,
-            [  # MOVE_INSERT_FIELDS
+            sql.MOVE_INSERT,
+            [  # field_lists.MOVE_INSERT_FIELDS
                 game.pk,
                 move.sequence_number,
                 move.row,

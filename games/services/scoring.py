@@ -14,7 +14,7 @@ from ..models import (
     PlayerResult,
     Series,
 )
-from ..results import COUNTERS, ResultRow, counter_for, result_rows
+from ..result_rows import COUNTERS, ResultRow, counter_for, result_rows
 from .transactions import after_commit, atomic_action
 
 
@@ -70,31 +70,8 @@ def _record_results(game: Game) -> None:
     _add_to_records(rows)
 
 
-# +1 on a counter of each player's record, the record created if missing: one
-# statement for the one or two rows of a finished game. The ORM's
-# update_conflicts can only overwrite a column, not add to it; created and
-# counted up through the ORM, the records cost two more statements
-# (docs/performance.md, "The records write of a finished game").
-RECORD_COLUMNS = ("player", *COUNTERS)
-
-
-def _records_add(rows: int) -> str:
-    table = sql.table(PlayerRecord)
-    one_row = "(" + ", ".join(["%s"] * len(RECORD_COLUMNS)) + ")"
-    counters = [sql.column(PlayerRecord, counter) for counter in COUNTERS]
-    added = ", ".join(f"{c} = {table}.{c} + excluded.{c}" for c in counters)
-    return f"""
-        INSERT INTO {table} ({sql.columns(PlayerRecord, RECORD_COLUMNS)})
-        VALUES {", ".join([one_row] * rows)}
-        ON CONFLICT ({sql.column(PlayerRecord, "player")}) DO UPDATE SET {added}
-    """
-
-
-RECORDS_ADD = {rows: _records_add(rows) for rows in (1, 2)}
-
-
 def _add_to_records(rows: list[ResultRow]) -> None:
-    """+1 on each row's counter in its player's record (RECORDS_ADD). Rows come
+    """+1 on each row's counter in its player's record (sql.RECORDS_ADD). Rows come
     in player-id order, so concurrent game ends lock records in the same order
     and cannot deadlock."""
     values = []
@@ -102,7 +79,7 @@ def _add_to_records(rows: list[ResultRow]) -> None:
         counter = counter_for(row.mark, row.outcome)
         values += [row.player_id, *(int(name == counter) for name in COUNTERS)]
     with connection.cursor() as cursor:
-        cursor.execute(RECORDS_ADD[len(rows)], values)
+        cursor.execute(sql.RECORDS_ADD[len(rows)], values)
 
 
 def _list_aborted(game: Game) -> None:

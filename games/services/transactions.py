@@ -7,23 +7,9 @@ from functools import partial, wraps
 
 from django.db import IntegrityError, transaction
 
+from ..field_lists import LOCKED_FIELDS
 from ..models import Game
 from ..rejections import Conflict, GameNotFound
-
-# The locked row: every field of the game (services save it back) and of its
-# players what services read: the name (the signals) and whether the account is
-# closed. Fewer columns make the query of every action cheaper to build.
-LOCKED_FIELDS = (
-    *(
-        field.name
-        for field in Game._meta.concrete_fields
-        if field.name not in ("player_x", "player_o")
-    ),
-    "player_x__username",
-    "player_x__is_active",
-    "player_o__username",
-    "player_o__is_active",
-)
 
 
 def locked_game(game_id: int) -> Game:

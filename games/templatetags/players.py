@@ -14,7 +14,8 @@ from django.utils.translation import gettext
 from accounts import guests
 
 from .. import presentation
-from ..models import Block, open_side
+from ..display_names import open_side
+from ..models import Block
 
 register = template.Library()
 

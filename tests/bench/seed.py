@@ -44,7 +44,7 @@ from accounts.models import UsernameKey  # noqa: E402
 from accounts.usernames import username_key  # noqa: E402
 from games import rules  # noqa: E402
 from games.models import Game, GameStatus, Move, PlayerRecord, PlayerResult, Series  # noqa: E402
-from games.results import COUNTERS, counter_for, result_rows  # noqa: E402
+from games.result_rows import COUNTERS, counter_for, result_rows  # noqa: E402
 
 VIEWER = "bench"
 MOVER = "bench-mover"

@@ -1,5 +1,6 @@
-"""Which PlayerResult rows a finished game must have: shared by the services that
-write them, the migration that backfilled them and check_games that verifies them.
+"""Which PlayerResult rows a finished game must have, and the PlayerRecord counter
+each row adds 1 to: shared by the services that write them, the migration that
+backfilled them and check_games that verifies them.
 
 Plain Python over ids and the status string (no models), so the migration can use
 it with historical models."""

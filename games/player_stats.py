@@ -1,18 +1,15 @@
-"""What a player's record, streak and archive page read into, and the archive's
-filters: plain values. The queries that fill them are on the models' managers
+"""A player's stats as their pages show them: the values a record, a streak and
+an archive page read into, and the archive's filters. Plain values, no models:
+the queries that fill them are on the models' managers
 (`PlayerRecord.objects.record_of`, `PlayerResult.objects.streak`,
 `PlayerResult.objects.archive_page`, `Series.objects.head_to_head`)."""
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from django.utils.translation import gettext_lazy, pgettext_lazy
 
 from . import rules
-from .results import ABORTED, SELF_PLAY
-
-if TYPE_CHECKING:
-    from .models import PlayerResult
+from .result_rows import ABORTED, SELF_PLAY
 
 # A forfeit is a loss: in the "lost" filter and in a losing streak.
 LOSSES = [rules.Outcome.LOSS, rules.Outcome.FORFEIT]
@@ -75,7 +72,9 @@ class Streak:
 
 
 @dataclass(frozen=True, slots=True)
-class ArchivePage:
-    results: list["PlayerResult"]
+class ArchivePage[Result]:
+    """One page of a player's finished games (PlayerResult rows), newest first."""
+
+    results: list[Result]
     newer_than: int | None  # cursor for the "newer" link (after=), or None
     older_than: int | None  # cursor for the "older" link (before=), or None
