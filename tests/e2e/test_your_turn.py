@@ -75,17 +75,20 @@ def served(tmp_path_factory):
 
 @pytest.fixture
 def people(browser, served):
-    """people(*names, notifications=True) -> a Player for each name (a new
-    account, logged in), each in a browser context of its own that records
-    notifications; `notifications`: the browser allows them."""
+    """people(*names, notifications=True, locale=None) -> a Player for each name
+    (a new account, logged in, no language saved), each in a browser context of
+    its own that records notifications; `notifications`: the browser allows
+    them; `locale`: the browser's language (its Accept-Language)."""
     base_url = f"http://127.0.0.1:{served.port}"
     contexts = []
 
-    def make(*names: str, notifications: bool = True) -> list[Player]:
+    def make(
+        *names: str, notifications: bool = True, locale: str | None = None
+    ) -> list[Player]:
         keys = served.sessions_for(list(names))
         made = []
         for name in names:
-            context = browser.new_context(base_url=base_url)
+            context = browser.new_context(base_url=base_url, locale=locale)
             context.set_default_timeout(LIVE_MS)
             if notifications:
                 context.grant_permissions(["notifications"])
