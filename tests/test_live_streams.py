@@ -175,11 +175,11 @@ def test_an_abort_reaches_the_game_stream_and_the_other_players_lobby(
         for stream in (game_stream, bob_lobby, carol_lobby):
             assert (await stream.response())[0] == 200
         await in_thread(services.abort, game_id=game.pk, user=alice)
-        aborted = await game_stream.event()
-        bob_heard = await bob_lobby.event()
+        aborted = await game_stream.change()
+        bob_heard = await bob_lobby.change()
         # carol is in neither game: she hears the open game's withdrawal.
         await in_thread(services.abort, game_id=open_game.pk, user=alice)
-        carol_heard = await carol_lobby.event()
+        carol_heard = await carol_lobby.change()
         for stream in (game_stream, bob_lobby, carol_lobby):
             await stream.close()
         return aborted, bob_heard, carol_heard

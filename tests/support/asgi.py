@@ -93,6 +93,13 @@ class Stream:
             message = await asyncio.wait_for(self.messages.get(), BOUND)
             self._buffer += message["body"].decode()
 
+    async def change(self) -> dict:
+        """The next event that is not the hub's keep-alive ping: a stream waiting
+        on a coalesced lobby refresh (up to a second) may be pinged meanwhile."""
+        while (fields := await self.event()).get("event") == "ping":
+            pass
+        return fields
+
     async def close(self):
         self._gone.set()
         await asyncio.wait_for(self.task, BOUND)
