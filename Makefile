@@ -14,7 +14,7 @@ PORT ?= 8000
 NPM := $(shell command -v npm 2>/dev/null)
 NODE_STAMP := node_modules/.installed
 
-.PHONY: help install run release serve backup test test-sqlite test-postgres bench bench-servers lint format messages superuser check clean
+.PHONY: help install run release serve backup quick test test-sqlite test-postgres bench bench-servers lint format messages superuser check clean
 
 # Each target's line carries its description after "## ": `make help` lists them.
 help: ## this list
@@ -107,16 +107,33 @@ BACKUP_DIR ?= backups
 backup: $(RUNTIME_STAMP) ## a consistent backup of the database into BACKUP_DIR (default backups/); prints its path
 	$(PY) manage.py backup --dir "$(BACKUP_DIR)"
 
-# The suite runs on SQLite, then once more on PostgreSQL at TEST_POSTGRES_URL when
+# The suite runs on every core (pytest-xdist; TEST_WORKERS=1 for one at a time).
+# A file's tests stay on one worker, so a module's served app starts once. Tests
+# marked `processes` start other processes (served apps, browsers) and `make quick`
+# leaves them out; tests marked `timing` measure time across processes, so each
+# pass runs them last, alone (tests/support/tiers.py).
+TEST_WORKERS ?= auto
+PYTEST := $(PY) -m pytest
+PARALLEL = -n $(TEST_WORKERS) --dist loadfile
+
+# A quarter of the fuzz tests' examples (tests/support/fuzz.py): make test runs all.
+quick: install ## every in-process test on SQLite, on every core, a quarter of the fuzzing: about a minute
+	env -u DATABASE_URL FUZZ_SCALE=0.25 $(PYTEST) $(PARALLEL) -m "not processes" -q
+
+# make test runs on SQLite, then once more on PostgreSQL at TEST_POSTGRES_URL when
 # that server answers, whatever DATABASE_URL holds; REQUIRE_POSTGRES=1 (CI) makes
-# an unreachable PostgreSQL an error instead of a note. Each pass leaves a JUnit
-# report in TEST_REPORTS: .ci/run fails unless both ran (.ci/check_test_reports.py).
+# an unreachable PostgreSQL an error instead of a note. Each pass leaves JUnit
+# reports in TEST_REPORTS: .ci/run fails unless both ran (.ci/check_test_reports.py).
 TEST_POSTGRES_URL ?= postgres://postgres@127.0.0.1:5432/tictactoe
 TEST_REPORTS := artifacts/test-reports
 PG_ANSWERS = $(PY) -c 'import sys, psycopg; psycopg.connect(sys.argv[1], dbname="postgres", connect_timeout=3).close()' "$(TEST_POSTGRES_URL)" 2>/dev/null
+# $(call test_pass,NAME): every test but the timing ones on every core, then those
+# alone; a report for each.
+test_pass = $(PYTEST) --junitxml=$(TEST_REPORTS)/$(1).xml $(PARALLEL) -m "not timing" && \
+	$(PYTEST) --junitxml=$(TEST_REPORTS)/$(1)-timing.xml -m timing
 
 test: install $(if $(NPM),$(NODE_STAMP)) ## the whole suite on SQLite, then on PostgreSQL if it answers
-	@rm -f $(TEST_REPORTS)/sqlite.xml $(TEST_REPORTS)/postgresql.xml
+	@rm -f $(TEST_REPORTS)/*.xml
 	@[ -z "$$DATABASE_URL" ] || echo "== make test ignores DATABASE_URL: SQLite, then TEST_POSTGRES_URL"
 	@$(MAKE) --no-print-directory test-sqlite || exit 1; \
 	if $(PG_ANSWERS); then \
@@ -130,11 +147,11 @@ test: install $(if $(NPM),$(NODE_STAMP)) ## the whole suite on SQLite, then on P
 
 test-sqlite: install $(if $(NPM),$(NODE_STAMP)) ## the whole suite on SQLite only
 	@echo "== test suite on SQLite"
-	env -u DATABASE_URL $(PY) -m pytest --junitxml=$(TEST_REPORTS)/sqlite.xml
+	unset DATABASE_URL; $(call test_pass,sqlite)
 
 test-postgres: install $(if $(NPM),$(NODE_STAMP)) ## the whole suite on PostgreSQL (TEST_POSTGRES_URL) only
 	@echo "== test suite on PostgreSQL ($(TEST_POSTGRES_URL))"
-	DATABASE_URL="$(TEST_POSTGRES_URL)" $(PY) -m pytest --junitxml=$(TEST_REPORTS)/postgresql.xml
+	export DATABASE_URL="$(TEST_POSTGRES_URL)"; $(call test_pass,postgresql)
 
 # Load comes from wrk (Debian package); installed here when apt-get can.
 # The fleet section (PostgreSQL) runs nginx and its own redis-server.

@@ -30,9 +30,12 @@ WHITENOISE_AUTOREFRESH = True
 # request), as the served tests run it (tests/test_sessions.py: two hosts).
 SESSIONS_DIR = tempfile.mkdtemp(prefix="ttt-test-sessions-")
 atexit.register(shutil.rmtree, SESSIONS_DIR, ignore_errors=True)
+# No culling (FileBasedCache culls past 300 entries by default): a session culled
+# mid-test would cost its page one query more than the tests count.
 CACHES["sessions"] = {  # noqa: F405
     "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
     "LOCATION": SESSIONS_DIR,
+    "OPTIONS": {"MAX_ENTRIES": 100_000},
 }
 SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
 SESSION_CACHE_ALIAS = "sessions"

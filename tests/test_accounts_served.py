@@ -92,6 +92,7 @@ def prepared(server, path: str, address: str):
     return browser
 
 
+@pytest.mark.processes
 def test_simultaneous_failed_logins_for_one_account(limited):
     """From 20 client addresses at once: exactly LIMIT are checked (400), the
     rest are refused unchecked (429), and then the right password is too."""
@@ -115,6 +116,7 @@ def test_simultaneous_failed_logins_for_one_account(limited):
     assert "Traceback" not in limited.log()
 
 
+@pytest.mark.processes
 def test_simultaneous_failed_logins_from_one_network(limited):
     """20 accounts guessed at once from 20 addresses of one IPv6 /64."""
     browsers = [
@@ -136,6 +138,7 @@ def test_simultaneous_failed_logins_from_one_network(limited):
     ).status == 400
 
 
+@pytest.mark.processes
 def test_simultaneous_reset_requests_for_one_address(limited):
     browsers = [
         prepared(limited, "/accounts/password/reset/", f"192.0.2.{n + 1}")
@@ -242,6 +245,8 @@ def signed_up(server, username: str, address: str):
     return browser
 
 
+@pytest.mark.processes
+@pytest.mark.timing
 def test_sign_up_takes_as_long_with_a_taken_address(timed):
     def send(kind, n):
         browser = prepared(timed, "/accounts/signup/", f"10.1.{n % 250}.{n // 250 + 1}")
@@ -260,6 +265,8 @@ def test_sign_up_takes_as_long_with_a_taken_address(timed):
     )
 
 
+@pytest.mark.processes
+@pytest.mark.timing
 def test_the_email_page_takes_as_long_with_a_taken_address(timed):
     """Each account changes its address once (just signed up, so no password
     is asked first): to an address another account confirmed, or to a free one."""
@@ -278,6 +285,8 @@ def test_the_email_page_takes_as_long_with_a_taken_address(timed):
     )
 
 
+@pytest.mark.processes
+@pytest.mark.timing
 def test_reset_takes_as_long_for_an_unknown_address(timed):
     def send(kind, n):
         browser = prepared(timed, "/accounts/password/reset/", f"10.2.{n % 250}.1")

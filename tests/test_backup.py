@@ -72,6 +72,7 @@ def restore(dump: Path, database_url: str) -> None:
 
 
 @pytest.mark.django_db(transaction=True)
+@pytest.mark.processes
 def test_a_backup_restores_into_a_fresh_database_with_every_game_and_move(
     alice, bob, carol, play, tmp_path
 ):

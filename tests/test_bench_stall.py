@@ -1,8 +1,12 @@
 """tests/bench/stall.py: a short run against the served app reports every phase,
 with every move's event heard and every request answered as expected."""
 
+import pytest
+
 from tests.bench import stall
 from tests.support.served import free_port, fresh_database
+
+pytestmark = pytest.mark.processes
 
 
 def test_a_short_run_reports_each_phase_with_every_event_heard(tmp_path):

@@ -130,6 +130,7 @@ def manage(*args: str, **env: str) -> subprocess.CompletedProcess:
     )
 
 
+@pytest.mark.processes
 def test_migrate_refuses_a_cache_directory_others_may_write(tmp_path):
     """As `make serve` runs it, before serving."""
     cache = tmp_path / "cache"
@@ -149,6 +150,7 @@ def test_migrate_refuses_a_cache_directory_others_may_write(tmp_path):
     assert "Operations to perform" not in result.stdout
 
 
+@pytest.mark.processes
 def test_a_live_socket_directory_others_may_write_stops_the_start(tmp_path):
     cache = tmp_path / "cache"
     (cache / "live").mkdir(parents=True, mode=0o700)
@@ -166,6 +168,7 @@ def test_a_live_socket_directory_others_may_write_stops_the_start(tmp_path):
     ) in result.stderr
 
 
+@pytest.mark.processes
 def test_a_cache_directory_too_long_for_the_live_sockets_stops_the_start(tmp_path):
     """A Unix socket's path holds at most 107 bytes (and its NUL): the sockets
     go to DJANGO_CACHE_DIR/live/<8 hex digits>/<8 hex digits>.sock."""
@@ -194,6 +197,7 @@ def test_a_cache_directory_too_long_for_the_live_sockets_stops_the_start(tmp_pat
     assert (result.returncode, result.stderr) == (0, "")
 
 
+@pytest.mark.processes
 def test_the_live_sockets_are_in_the_private_cache_directory(tmp_path):
     cache = tmp_path / "cache"
     backend = {
@@ -247,6 +251,7 @@ def test_the_redis_warnings_say_what_is_at_stake_and_the_url_to_use(settings):
     assert "REDIS_URL=rediss://:password@host:6379/0" in no_password.hint
 
 
+@pytest.mark.processes
 def test_migrate_shows_the_redis_warning_and_goes_on(tmp_path):
     """`make serve` prints it before serving; a warning does not stop it."""
     result = manage(

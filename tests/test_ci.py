@@ -16,6 +16,8 @@ import pytest
 
 from .support.checkout import stand_in_checkout
 
+pytestmark = pytest.mark.processes
+
 ROOT = Path(__file__).resolve().parent.parent
 CHECK = ROOT / ".ci" / "check_test_reports.py"
 REPORTS = "artifacts/test-reports"
@@ -40,6 +42,8 @@ case "$1" in
 esac
 """
 PASSING = junit(5)
+# Each pass: every test but the timing ones on every core, then those alone.
+PARALLEL = "-n auto --dist loadfile -m not timing"
 
 
 @pytest.fixture
@@ -87,17 +91,22 @@ def test_make_test_runs_both_passes_whatever_database_url_holds(checkout):
     done, passes = make_test(checkout, DATABASE_URL="postgres://db.example/other")
     assert done.returncode == 0, done.stderr
     assert passes == [
-        ("(unset)", f"-m pytest --junitxml={REPORTS}/sqlite.xml"),
-        (POSTGRES, f"-m pytest --junitxml={REPORTS}/postgresql.xml"),
+        ("(unset)", f"-m pytest --junitxml={REPORTS}/sqlite.xml {PARALLEL}"),
+        ("(unset)", f"-m pytest --junitxml={REPORTS}/sqlite-timing.xml -m timing"),
+        (POSTGRES, f"-m pytest --junitxml={REPORTS}/postgresql.xml {PARALLEL}"),
+        (POSTGRES, f"-m pytest --junitxml={REPORTS}/postgresql-timing.xml -m timing"),
     ]
     assert "make test ignores DATABASE_URL: SQLite, then TEST_POSTGRES_URL" in (
         done.stdout
     )
-    checked = check_reports(checkout, "sqlite.xml", "postgresql.xml")
+    reports = ("sqlite.xml", "sqlite-timing.xml", "postgresql.xml")
+    checked = check_reports(checkout, *reports, "postgresql-timing.xml")
     assert checked.returncode == 0, checked.stderr
     assert checked.stdout.splitlines() == [
         f"{REPORTS}/sqlite.xml: 2 tests ran, all passed",
+        f"{REPORTS}/sqlite-timing.xml: 2 tests ran, all passed",
         f"{REPORTS}/postgresql.xml: 2 tests ran, all passed",
+        f"{REPORTS}/postgresql-timing.xml: 2 tests ran, all passed",
     ]
 
 
@@ -108,7 +117,7 @@ def test_ci_fails_when_the_postgresql_pass_did_not_run(checkout):
     stale.write_text(PASSING)
     done, passes = make_test(checkout, POSTGRES_DOWN="1")
     assert done.returncode == 0, done.stderr
-    assert [url for url, _ in passes] == ["(unset)"]
+    assert [url for url, _ in passes] == ["(unset)", "(unset)"]
     assert "ran the SQLite pass only" in done.stdout
     assert not stale.exists()
     checked = check_reports(checkout, "sqlite.xml", "postgresql.xml")

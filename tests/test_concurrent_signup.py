@@ -15,6 +15,8 @@ import pytest
 from .conftest import PASSWORD
 from .support.served import serving
 
+pytestmark = pytest.mark.processes
+
 RACERS = 8
 BARRIER_TIMEOUT = 60  # seconds a racer waits for the others before failing
 NAME_REFUSALS = (

@@ -24,7 +24,7 @@ import pytest
 from .support.private_postgres import private_postgres
 from .support.served import ServedApp
 
-pytestmark = pytest.mark.postgresql_only
+pytestmark = [pytest.mark.processes, pytest.mark.postgresql_only]
 
 MESSAGE = "The game server cannot reach its database right now. Try again in a moment."
 # Each player's cell order: X 0 2 3 7 8, O 1 4 5 6 is a draw, so all nine plies

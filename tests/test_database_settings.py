@@ -6,7 +6,11 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from .support.served import ROOT
+
+pytestmark = pytest.mark.processes
 
 DATABASE = (
     "d = settings.DATABASES['default'];"

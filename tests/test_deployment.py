@@ -92,12 +92,14 @@ def test_the_health_probes_answer_plain_http(client, path):
     assert "Strict-Transport-Security" not in response
 
 
+@pytest.mark.processes
 def test_check_deploy_is_clean_with_the_documented_production_variables():
     result = manage("check", "--deploy", "--fail-level", "WARNING", env=PRODUCTION_ENV)
     assert result.returncode == 0, result.stderr
     assert "System check identified no issues (0 silenced)." in result.stdout
 
 
+@pytest.mark.processes
 def test_check_deploy_warns_without_them():
     env = {
         name: PRODUCTION_ENV[name] for name in ("DJANGO_SECRET_KEY", "DJANGO_SITE_URL")
@@ -108,6 +110,7 @@ def test_check_deploy_warns_without_them():
         assert f"(security.{check})" in result.stderr
 
 
+@pytest.mark.processes
 def test_production_refuses_to_start_without_a_secret_key():
     env = {key: value for key, value in PRODUCTION_ENV.items() if "SECRET" not in key}
     result = manage("check", "--deploy", env=env)
@@ -123,6 +126,7 @@ def refusal(env: dict[str, str]) -> tuple[int, str]:
     return result.returncode, result.stderr
 
 
+@pytest.mark.processes
 def test_production_refuses_to_start_without_the_site_url():
     env = {k: v for k, v in PRODUCTION_ENV.items() if k != "DJANGO_SITE_URL"}
     assert refusal(env) == (
@@ -141,6 +145,7 @@ def test_production_refuses_to_start_without_the_site_url():
         "http://[::1]:8000",
     ],
 )
+@pytest.mark.processes
 def test_production_refuses_a_site_url_on_this_machine_for_a_public_host(url):
     env = PRODUCTION_ENV | {
         "DJANGO_SITE_URL": url,
@@ -154,6 +159,7 @@ def test_production_refuses_a_site_url_on_this_machine_for_a_public_host(url):
     )
 
 
+@pytest.mark.processes
 def test_a_site_url_on_this_machine_is_right_when_every_host_is_too():
     """A production server only this machine reaches (the benchmarks)."""
     env = PRODUCTION_ENV | {
@@ -167,6 +173,7 @@ def test_a_site_url_on_this_machine_is_right_when_every_host_is_too():
 @pytest.mark.parametrize(
     "url", ["ttt.example.com", "ftp://ttt.example.com", "https://"]
 )
+@pytest.mark.processes
 def test_a_site_url_that_is_no_web_address_is_refused(url):
     env = PRODUCTION_ENV | {"DJANGO_SITE_URL": url}
     assert refusal(env) == (
@@ -176,6 +183,7 @@ def test_a_site_url_that_is_no_web_address_is_refused(url):
     )
 
 
+@pytest.mark.processes
 def test_development_needs_no_site_url():
     env = {"DJANGO_DEBUG": "1", "DJANGO_ALLOWED_HOSTS": "ttt.example.com"}
     result = manage("shell", "-c", SHOW_SITE_URL, env=env)
@@ -213,6 +221,7 @@ def mailer(env: dict[str, str]) -> list[str]:
     return result.stdout.strip().splitlines()[-1].split("|")
 
 
+@pytest.mark.processes
 def test_check_deploy_stays_clean_with_the_smtp_variables():
     env = PRODUCTION_ENV | SMTP_ENV
     result = manage("check", "--deploy", "--fail-level", "WARNING", env=env)
@@ -220,6 +229,7 @@ def test_check_deploy_stays_clean_with_the_smtp_variables():
     assert "System check identified no issues (0 silenced)." in result.stdout
 
 
+@pytest.mark.processes
 def test_production_queues_email_for_the_worker_to_send_over_smtp():
     assert mailer(PRODUCTION_ENV | SMTP_ENV) == [
         "QueuedEmailBackend",
@@ -234,6 +244,7 @@ def test_production_queues_email_for_the_worker_to_send_over_smtp():
     ]
 
 
+@pytest.mark.processes
 def test_development_queues_email_for_the_worker_to_print():
     assert mailer({"DJANGO_DEBUG": "1"}) == [
         "QueuedEmailBackend",

@@ -473,6 +473,7 @@ def assert_refused(result, message: str) -> None:
 
 
 @pytest.mark.parametrize("name", sorted(SERVER_VARIABLES))
+@pytest.mark.processes
 def test_the_server_refuses_a_bad_value_of_its_variables(name):
     bad = BAD[DOCUMENTED[name]]
     result = start("tictactoe_site.serve", **{name: bad})
@@ -492,6 +493,7 @@ def test_the_server_refuses_a_bad_value_of_its_variables(name):
         ("DJANGO_SECURE_COOKIES", "ture", "DJANGO_SECURE_COOKIES " + ON_OFF),
     ],
 )
+@pytest.mark.processes
 def test_the_server_refuses_values_out_of_range(name, value, message):
     result = start("tictactoe_site.serve", **{name: value})
     assert_refused(result, message.format(value=value))
@@ -504,6 +506,7 @@ def test_the_server_refuses_values_out_of_range(name, value, message):
         ("0", "TASK_POLL_SECONDS must be more than 0, not 0."),
     ],
 )
+@pytest.mark.processes
 def test_the_worker_refuses_a_bad_poll_interval(value, message):
     assert_refused(start("tictactoe_site.worker", TASK_POLL_SECONDS=value), message)
 
@@ -547,6 +550,7 @@ def make_serve(tmp_path: Path, **env: str) -> tuple[int, str]:
         ("WEB_THREADS", "abc", "WEB_THREADS must be a whole number, not {value!r}."),
     ],
 )
+@pytest.mark.processes
 def test_make_serve_stops_at_once_with_one_readable_line(
     tmp_path, name, value, message
 ):

@@ -7,6 +7,8 @@ import pytest
 
 from .support.served import manage, serving
 
+pytestmark = pytest.mark.processes
+
 REPLACED = (
     "is no longer read: set DJANGO_TRUSTED_PROXY_COUNT to the number of reverse "
     "proxies in front of the app (README, Configuration)."

@@ -9,6 +9,8 @@ import pytest
 from .support.served import serving
 from .test_accounts_served import at_once, prepared, statuses_of
 
+pytestmark = pytest.mark.processes
+
 LIMIT = 5
 SIMULTANEOUS = 20
 ADDRESS = "198.51.100.7"

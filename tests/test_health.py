@@ -100,6 +100,7 @@ def test_ready_does_not_wait_for_a_listener_on_redis(client, path, listener, set
     assert answer(client.get(path)) == (200, "text/plain", b"ok\n")
 
 
+@pytest.mark.processes
 def test_postgresql_down_answers_503_through_the_pool():
     """For real: a pooled PostgreSQL connection to a port where nothing listens."""
     script = (
@@ -260,6 +261,7 @@ def probe(port: int, method: str, path: str, host: str) -> http.client.HTTPRespo
         connection.close()
 
 
+@pytest.mark.processes
 def test_make_serve_answers_probes_by_ip_over_plain_http(served):
     """DJANGO_SECURE_SSL_REDIRECT=1 and ALLOWED_HOSTS=127.0.0.1: a page by IP
     is a 400, the probes answer 200 with nothing logged."""

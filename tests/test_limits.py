@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tictactoe_site.limits import OVERHEAD, open_files_warning
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -44,6 +46,7 @@ def _in_a_process_with_soft_limit(soft: int, code: str) -> str:
     return result.stdout.strip()
 
 
+@pytest.mark.processes
 def test_the_soft_limit_is_raised_to_the_hard_one():
     _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     code = (
@@ -53,6 +56,7 @@ def test_the_soft_limit_is_raised_to_the_hard_one():
     assert _in_a_process_with_soft_limit(256, code) == f"{hard} {hard} {hard}"
 
 
+@pytest.mark.processes
 def test_the_server_warns_at_start_up_when_the_hard_limit_is_too_low(tmp_path):
     def lower():
         resource.setrlimit(resource.RLIMIT_NOFILE, (256, 600))

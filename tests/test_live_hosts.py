@@ -22,6 +22,8 @@ from .support import hosts
 from .support.asgi import BOUND
 from .support.hosts import EVERY_BROKER, SEVERAL_HOSTS, Watcher
 
+pytestmark = pytest.mark.processes
+
 
 class Browser:
     """A cookie jar and forms with CSRF tokens, over plain HTTP."""

@@ -33,6 +33,8 @@ from .support.hosts import Watcher
 from .support.private_redis import PrivateRedis
 from .support.served import ACCESS_LINE
 
+pytestmark = pytest.mark.processes
+
 OUTAGE_SECONDS = 10.0
 CATCH_UP_SECONDS = 5.0
 GAMES = 4
@@ -51,7 +53,6 @@ def redis_server():
         server.kill()
 
 
-@pytest.mark.postgresql_only
 @pytest.mark.parametrize("backend", ["postgresql"], indirect=True)
 def test_play_goes_on_while_redis_is_away_and_every_stream_catches_up(
     backend, redis_server, tmp_path
@@ -118,6 +119,7 @@ def test_play_goes_on_while_redis_is_away_and_every_stream_catches_up(
         assert max(statuses) < 500, output
 
 
+@pytest.mark.timing
 def test_a_silent_redis_holds_up_one_publish_and_gets_the_news_when_it_answers(
     redis_server, caplog
 ):

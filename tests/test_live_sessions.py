@@ -13,6 +13,8 @@ from .support import hosts
 from .support.asgi import BOUND
 from .support.hosts import EVERY_BROKER, Watcher
 
+pytestmark = pytest.mark.processes
+
 
 def _log_out(port: int, session: str) -> int:
     """POST /accounts/logout/ as the browser's form would; returns the status."""

@@ -115,6 +115,7 @@ def test_the_settings_take_text_or_json_and_refuse_anything_else(monkeypatch):
     )
 
 
+@pytest.mark.processes
 def test_the_server_refuses_an_unknown_format():
     assert_refused(
         start("tictactoe_site.serve", DJANGO_LOG_FORMAT="xml"),
@@ -303,6 +304,7 @@ def json_logging_server(backend, log_path: Path):
 
 
 @pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
+@pytest.mark.processes
 def test_the_served_app_writes_only_json_lines(backend, tmp_path):
     log_path = tmp_path / "server.log"
     with json_logging_server(backend, log_path) as port:
@@ -341,6 +343,7 @@ def test_the_served_app_writes_only_json_lines(backend, tmp_path):
 
 
 @pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
+@pytest.mark.processes
 def test_behind_readmes_nginx_the_proxys_id_names_the_request(backend, tmp_path):
     """README's nginx block sets X-Request-ID to nginx's own $request_id: a
     client's header is replaced, and the app's log line names nginx's id."""

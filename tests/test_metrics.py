@@ -167,6 +167,7 @@ def test_with_metrics_off_there_is_no_endpoint(client, settings):
     assert page(response) == not_found_page(client)
 
 
+@pytest.mark.processes
 def test_the_middleware_is_on_by_default_and_off_with_the_switch():
     def middleware(**env) -> list[str]:
         result = subprocess.run(
@@ -405,6 +406,7 @@ def test_the_database_pool_is_sampled(client, game):
 # The directory the processes share ----------------------------------------------
 
 
+@pytest.mark.processes
 def test_the_server_start_removes_the_files_of_processes_gone(tmp_path, monkeypatch):
     gone = subprocess.run(
         [sys.executable, "-c", "import os; print(os.getpid())"],
@@ -431,6 +433,7 @@ def test_the_server_start_removes_the_files_of_processes_gone(tmp_path, monkeypa
 
 
 @pytest.mark.django_db  # the scrape reads the task queue
+@pytest.mark.processes
 def test_a_process_gone_without_a_word_leaves_its_counts_but_not_its_gauges(
     tmp_path, monkeypatch
 ):
@@ -498,6 +501,7 @@ def wait_for(port: int, key: tuple, expected: float) -> dict:
 PAGES = 24
 
 
+@pytest.mark.processes
 def test_the_server_adds_up_every_process_and_the_worker(tmp_path):
     with (
         SmtpSink() as relay,

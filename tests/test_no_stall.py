@@ -11,6 +11,7 @@ password hasher and a mail relay that never answers:
 
 import http.client
 import re
+import socket
 import statistics
 import threading
 import time
@@ -19,6 +20,8 @@ import pytest
 
 from .support.served import serving
 from .support.smtp_sink import SmtpSink
+
+pytestmark = [pytest.mark.processes, pytest.mark.timing]
 
 # The account routes and their fields (one place: the account pages may move).
 LOGIN_URL, LOGIN_FIELDS = "/accounts/login/", ("login", "password")
@@ -94,6 +97,9 @@ class EventStream:
             return self.arrived.get(version)
 
     def close(self) -> None:
+        # Wake the reader first: blocked in readline, it holds the response's
+        # lock, which close() would wait on until the next keep-alive ping.
+        self.connection.sock.shutdown(socket.SHUT_RDWR)
         self.connection.close()
 
 

@@ -43,6 +43,7 @@ def test_no_debug_no_refusal(settings):
     assert debug_refusal("0.0.0.0", allowed=False) is None
 
 
+@pytest.mark.processes
 def test_the_server_stops_before_listening_with_debug_on_a_public_address():
     env = {
         "PATH": os.environ["PATH"],

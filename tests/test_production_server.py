@@ -19,6 +19,8 @@ import pytest
 from .support.served import PRODUCTION_ENV, ROOT, serving
 from .support.storm import Player, Storm, at_once
 
+pytestmark = pytest.mark.processes
+
 GAMES = 20
 FINISHED = {"x_won", "o_won", "draw", "x_forfeits", "o_forfeits"}
 REJECTIONS = {403, 409}

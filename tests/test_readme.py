@@ -8,6 +8,7 @@ import subprocess
 from importlib.util import find_spec
 from pathlib import Path
 
+import pytest
 from django.core.management import get_commands
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -105,6 +106,7 @@ def test_every_project_path_in_the_testing_guide_exists():
     assert sorted(path for path in paths if not (ROOT / path).exists()) == []
 
 
+@pytest.mark.processes
 def test_make_help_lists_every_target():
     result = subprocess.run(
         ["make", "--no-print-directory", "help"],

@@ -12,6 +12,8 @@ import pytest
 
 from .support.served import serving
 
+pytestmark = pytest.mark.processes
+
 DEADLINE = 30  # seconds: bounds the wait for the deferred write, never slept out
 
 LAST_SEEN = (

@@ -27,6 +27,8 @@ from .support.served import (
     on_postgresql,
 )
 
+pytestmark = pytest.mark.processes
+
 DEADLINE = 120  # seconds: generous for a loaded machine; the waits end on events
 WAITING = "Another migrate holds the migration lock: waiting for it to finish."
 

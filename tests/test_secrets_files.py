@@ -210,6 +210,7 @@ def test_a_reset_link_from_before_a_rotation_works_with_the_old_key_as_fallback(
         assert LINK_INVALID in response.text
 
 
+@pytest.mark.processes
 def test_make_serve_takes_the_key_from_a_file(tmp_path, secret_file):
     """`make serve` checks for a key before anything else: a key file will do
     (it then stops at the next refusal, before serving)."""

@@ -117,6 +117,7 @@ print("sentry_sdk" in sys.modules)
 """
 
 
+@pytest.mark.processes
 def test_without_a_dsn_sentry_sdk_is_never_imported(tmp_path):
     database = {"DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}"}
     result = python(LOADS_THE_SERVER_AND_THE_WORKER, **database)
@@ -179,6 +180,7 @@ deliver.enqueue("not a message")
 
 
 @pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
+@pytest.mark.processes
 def test_a_500_and_a_failed_task_arrive_and_a_refusal_does_not(backend, ingest):
     with hosts.serving(
         backend,
@@ -288,6 +290,7 @@ sentry_sdk.flush(10)
 """
 
 
+@pytest.mark.processes
 def test_a_streams_failure_arrives_with_its_request_id_and_route(ingest, tmp_path):
     result = python(
         A_STREAM_THAT_FAILS,
@@ -322,6 +325,7 @@ sentry_sdk.flush(10)
 """
 
 
+@pytest.mark.processes
 def test_an_email_given_up_arrives_with_the_request_that_queued_it(ingest, tmp_path):
     result = python(
         AN_EMAIL_GIVEN_UP,

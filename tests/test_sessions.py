@@ -82,6 +82,7 @@ def lobby_status(browser) -> tuple[int, str]:
 LOGGED_OUT = (302, "/accounts/login/?next=/")
 
 
+@pytest.mark.processes
 def test_logging_out_in_one_process_ends_the_session_in_the_other(server, workers):
     first, second = workers
     browser = sign_up(server, "dora")
@@ -97,6 +98,7 @@ def test_logging_out_in_one_process_ends_the_session_in_the_other(server, worker
         assert lobby_status(copy) == LOGGED_OUT
 
 
+@pytest.mark.processes
 def test_a_password_change_in_one_process_ends_the_other_sessions_there(
     server, workers
 ):
@@ -124,13 +126,13 @@ def hosts(tmp_path_factory):
     if not on_postgresql():
         pytest.skip("SQLite is one host by construction: no second host to ask")
     tmp_dir = tmp_path_factory.mktemp("served_sessions_hosts")
-    with fresh_database(tmp_dir, "sessions_hosts") as database_url:
+    with fresh_database(tmp_dir, "sessions_hosts", migrated=True) as database_url:
         apps = [
             ServedApp(database_url=database_url, tmp_dir=tmp_dir, workers=1)
             for _ in range(2)
         ]
         try:
-            for app in apps:  # one after the other: each start migrates
+            for app in apps:
                 app.start()
             yield apps
         finally:
@@ -223,6 +225,7 @@ REDIS = {"REDIS_URL": "redis://cache.internal:6379/0"}
 
 
 @pytest.mark.parametrize("env", [SQLITE, SQLITE | REDIS], ids=["alone", "redis"])
+@pytest.mark.processes
 def test_with_sqlite_sessions_are_cached_in_the_private_directory(env):
     assert sessions_of(**env) == {
         "engine": "django.contrib.sessions.backends.cached_db",
@@ -233,6 +236,7 @@ def test_with_sqlite_sessions_are_cached_in_the_private_directory(env):
 @pytest.mark.parametrize(
     "env", [POSTGRESQL, POSTGRESQL | REDIS], ids=["alone", "redis"]
 )
+@pytest.mark.processes
 def test_with_postgresql_every_request_reads_its_session_from_the_database(env):
     assert sessions_of(**env) == {
         "engine": "django.contrib.sessions.backends.db",

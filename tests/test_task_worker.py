@@ -103,14 +103,14 @@ def deliveries(env: dict[str, str]) -> dict[str, list]:
     return json.loads(manage(env, "shell", "-v", "0", "-c", DELIVERIES))
 
 
+@pytest.mark.processes
 def test_kill_9_of_the_worker_mid_queue_loses_no_email(tmp_path):
     gate = threading.Event()
     with (
         SmtpSink(gate=gate) as sink,
-        fresh_database(tmp_path, "worker_kill") as database_url,
+        fresh_database(tmp_path, "worker_kill", migrated=True) as database_url,
     ):
         env = worker_env(database_url, sink, tmp_path)
-        manage(env, "migrate", "--noinput", "-v", "0")
         manage(env, "shell", "-c", SEND_FIVE)
 
         worker = start_worker(env)
@@ -252,6 +252,7 @@ def wait_for(condition, what: str) -> None:
         time.sleep(0.05)  # polling another process's state, not a race
 
 
+@pytest.mark.processes
 def test_make_serve_starts_the_worker_again_when_it_dies(tmp_path):
     with SmtpSink() as sink:
         with serving(
@@ -299,6 +300,7 @@ def task_worker_pid_or_none(app) -> int | None:
         return None
 
 
+@pytest.mark.processes
 def test_sigterm_to_a_single_process_server_stops_its_worker(tmp_path):
     """`make run`'s server (one process) told to stop by SIGTERM to its own
     process only, as `kill` or a container runtime does: the worker it started
@@ -311,6 +313,7 @@ def test_sigterm_to_a_single_process_server_stops_its_worker(tmp_path):
         wait_for(lambda: not running(worker), "the server to stop its worker")
 
 
+@pytest.mark.processes
 def test_a_worker_whose_server_was_killed_stops(tmp_path):
     """kill -9 of the server alone (not its process group): the worker it started
     stops by itself, rather than running on beside the next server's worker
@@ -344,6 +347,7 @@ def default_id(cache_dir: Path, slot: int) -> str:
     return f"{socket.gethostname()}-{place}-{slot}"
 
 
+@pytest.mark.processes
 def test_two_workers_on_one_host_have_ids_of_their_own(tmp_path):
     """Two workers of one host (one DJANGO_CACHE_DIR), each in the middle of a
     send to a relay that never answers. One is killed with kill -9 and started
@@ -351,13 +355,12 @@ def test_two_workers_on_one_host_have_ids_of_their_own(tmp_path):
     the one its sibling is still sending."""
     with (
         SmtpSink(silent=True) as sink,
-        fresh_database(tmp_path, "worker_ids") as database_url,
+        fresh_database(tmp_path, "worker_ids", migrated=True) as database_url,
     ):
         env = worker_env(database_url, sink, tmp_path)
         del env["TASK_WORKER_ID"]
         env["DJANGO_EMAIL_TIMEOUT"] = "600"  # the sends hang until the test ends
         log = tmp_path / "workers.log"
-        manage(env, "migrate", "--noinput", "-v", "0")
         manage(env, "shell", "-c", send(2))
 
         first, first_id = started_as(env, log)
@@ -423,6 +426,7 @@ class HoldingSink(SmtpSink):
             self.received.notify_all()
 
 
+@pytest.mark.processes
 def test_every_email_goes_once_over_three_hosts_and_a_kill_9_loses_none(tmp_path):
     """30 emails, a worker on each of three hosts (each its own DJANGO_CACHE_DIR,
     as on three machines), one of them killed with kill -9 while the relay holds
@@ -432,7 +436,7 @@ def test_every_email_goes_once_over_three_hosts_and_a_kill_9_loses_none(tmp_path
     count, held = 30, "Message 7"
     with (
         HoldingSink(held) as sink,
-        fresh_database(tmp_path, "worker_fleet") as database_url,
+        fresh_database(tmp_path, "worker_fleet", migrated=True) as database_url,
     ):
         shared = worker_env(database_url, sink, tmp_path)
         del shared["TASK_WORKER_ID"]
@@ -441,7 +445,6 @@ def test_every_email_goes_once_over_three_hosts_and_a_kill_9_loses_none(tmp_path
             for name in ("a", "b", "c")
         }
         log = tmp_path / "workers.log"
-        manage(shared, "migrate", "--noinput", "-v", "0")
         manage(shared, "shell", "-c", send(count))
 
         workers = {name: started_as(env, log) for name, env in hosts.items()}
@@ -478,6 +481,7 @@ def test_every_email_goes_once_over_three_hosts_and_a_kill_9_loses_none(tmp_path
         assert log.read_text().count("Requeued") == 1
 
 
+@pytest.mark.processes
 def test_one_worker_id_for_several_workers_is_refused():
     result = subprocess.run(
         [sys.executable, "-m", "tictactoe_site.serve"],

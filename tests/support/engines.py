@@ -1,10 +1,16 @@
-"""Tests that only mean something on one database engine.
+"""Tests that only mean something on one database engine, or run in one pass.
 
 `@pytest.mark.postgresql_only` marks a test that needs the PostgreSQL pass (for
 example because it runs PostgreSQL servers of its own); `@pytest.mark.sqlite_only`
 one about SQLite itself (its query planner, say). On the other pass such a test is
 deselected, and the collection report says so and why: it is not skipped, so it
 never looks like a test that ran.
+
+A test whose outcome cannot depend on the pass's database runs in the SQLite pass
+only, the one every machine has: a test in this process that asks for no
+database (pytest-django refuses it one), or one whose server processes share
+the `backend` fixture's database (tests/support/hosts.py: each broker's, as a
+parameter). Running it again on PostgreSQL would repeat the same test.
 
 The hooks are imported by tests/conftest.py.
 """
@@ -28,9 +34,24 @@ def pytest_configure(config):
 
 
 def _runs_elsewhere(item) -> bool:
+    if engine() != "sqlite3" and not _uses_the_pass_database(item):
+        return True
     return any(
         item.get_closest_marker(marker) and name != engine()
         for marker, name in MARKERS.items()
+    )
+
+
+def _uses_the_pass_database(item) -> bool:
+    fixtures = getattr(item, "fixturenames", ())
+    if "backend" in fixtures:
+        return False
+    # pytest-django sets the test database up for the `db` fixtures and the
+    # django_db mark only; a test's served apps take a database of the pass's.
+    return (
+        item.get_closest_marker("processes") is not None
+        or item.get_closest_marker("django_db") is not None
+        or "django_db_setup" in fixtures
     )
 
 
@@ -48,7 +69,7 @@ def pytest_report_collectionfinish(config, start_path, items):
     if not _deselected:
         return []
     return [
-        f"deselected {len(_deselected)} test(s) for another database engine on "
-        f"{engine()}: they run in that engine's pass of make test",
+        f"deselected {len(_deselected)} test(s) on {engine()}: they run in "
+        "another pass of make test (tests/support/engines.py says which)",
         *(f"  {nodeid}" for nodeid in _deselected),
     ]

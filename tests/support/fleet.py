@@ -650,7 +650,9 @@ def running_fleet(
     require_tools()
     with ExitStack() as stack:
         if database_url is None:
-            database_url = stack.enter_context(fresh_database(directory, name))
+            database_url = stack.enter_context(
+                fresh_database(directory, name, migrated=True)
+            )
         private = None
         if redis:
             private = PrivateRedis()

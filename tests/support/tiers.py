@@ -1,0 +1,65 @@
+"""The suite's tiers: what `make quick` leaves out and what `make test` runs alone.
+
+- `@pytest.mark.processes`: the test starts other processes (a served app, a
+  browser, nginx, a redis-server, manage.py). `make quick` leaves these out
+  (`-m "not processes"`) and runs the rest, every in-process test, on every
+  core. The audit hook below fails a test that starts a process without the
+  mark, so the quick tier cannot quietly grow slow.
+- `@pytest.mark.timing`: the test measures how long something takes between
+  processes (a live event while a password is hashed, a p95 through nginx).
+  `make test` runs these after the rest, one at a time, so that no other
+  test's load is in their figures (`-m timing` without xdist).
+
+The hooks are imported by tests/conftest.py.
+"""
+
+import os
+import sys
+
+import pytest
+
+MARKERS = {
+    "processes": "starts other processes (a served app, a browser, nginx...); "
+    "left out of make quick",
+    "timing": "measures time across processes; make test runs it alone, after the rest",
+}
+# The audit events that start a process (subprocess, multiprocessing, asyncio).
+PROCESS_EVENTS = frozenset({"subprocess.Popen", "os.posix_spawn", "os.fork"})
+
+_current: list = []  # the test item running in this process, if any
+
+
+def _on_audit(event: str, args: tuple) -> None:
+    if event not in PROCESS_EVENTS or not _current:
+        return
+    item = _current[0]
+    if item.get_closest_marker("processes") is None:
+        _current.clear()  # raise once: the test's own cleanup may start more
+        raise RuntimeError(
+            f"{item.nodeid} starts a process ({event}) without "
+            "@pytest.mark.processes: mark it, so that make quick leaves it out "
+            "(tests/support/tiers.py)"
+        )
+
+
+def pytest_configure(config):
+    for name, description in MARKERS.items():
+        config.addinivalue_line("markers", f"{name}: {description}")
+    sys.addaudithook(_on_audit)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    _current[:] = [item]
+    try:
+        return (yield)
+    finally:
+        _current.clear()
+
+
+def pytest_collection_modifyitems(config, items):
+    """Every browser test starts Chromium: tests/e2e is marked as a whole."""
+    e2e = os.path.join("tests", "e2e", "")
+    for item in items:
+        if e2e in str(item.path):
+            item.add_marker("processes")
