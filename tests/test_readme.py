@@ -1,6 +1,7 @@
 """The README is a contract: every command it shows exists, and every project path it
 names is there. `make help` lists every target of the Makefile. docs/testing.md,
-which maps the README's promises to test modules, names only paths that exist."""
+which maps the README's promises to test modules, names only paths that exist, and
+every page of docs/ is named in the README, so none is left unfound."""
 
 import re
 import shlex
@@ -104,6 +105,18 @@ def test_every_project_path_in_the_testing_guide_exists():
     paths = set(PROJECT_PATH.findall(TESTING))
     assert "tests/test_readme.py" in paths
     assert sorted(path for path in paths if not (ROOT / path).exists()) == []
+
+
+def test_the_readme_names_every_docs_page():
+    """By its path (`docs/deploying.md`) or in the layout's docs row
+    (`deploying.md`)."""
+    pages = [page.name for page in (ROOT / "docs").glob("*.md")]
+    assert pages
+    assert [
+        page
+        for page in sorted(pages)
+        if f"docs/{page}" not in README and f"`{page}`" not in README
+    ] == []
 
 
 @pytest.mark.processes
