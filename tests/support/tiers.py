@@ -14,7 +14,9 @@ The hooks are imported by tests/conftest.py.
 """
 
 import os
+import shutil
 import sys
+import tempfile
 
 import pytest
 
@@ -46,6 +48,14 @@ def pytest_configure(config):
     for name, description in MARKERS.items():
         config.addinivalue_line("markers", f"{name}: {description}")
     sys.addaudithook(_on_audit)
+    if config.getoption("numprocesses", None) and not config.option.basetemp:
+        # Each xdist worker's temporary directories sit one level deeper
+        # (popen-gw0/); a served app's cache directory under them must stay
+        # short enough for its sockets' paths (check games.E003: 79 bytes).
+        config.option.basetemp = tempfile.mkdtemp(prefix="ttt-")
+        config.add_cleanup(
+            lambda: shutil.rmtree(config.option.basetemp, ignore_errors=True)
+        )
 
 
 @pytest.hookimpl(wrapper=True)
