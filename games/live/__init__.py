@@ -43,7 +43,7 @@ from django.db import connection, transaction
 
 from .brokers import datagrams, postgres_notify, redis_pubsub
 from .changes import AccountChanged, Change
-from .hub import hub
+from .hub import hub as process_hub  # games.live.hub stays the module
 
 __all__ = ["AccountChanged", "Change", "publish", "publish_on_commit"]
 
@@ -83,7 +83,7 @@ def _publisher(configuration: tuple) -> Publisher:
         return postgres_notify.publish
     directory = datagrams.socket_directory()
     if directory is None:  # an in-memory database: straight to this process
-        return hub.deliver_threadsafe
+        return process_hub.deliver_threadsafe
     return functools.partial(_by_datagrams, directory)
 
 
@@ -93,4 +93,4 @@ def _by_datagrams(directory: Path, change: Change | AccountChanged) -> None:
     if directory.is_dir():
         datagrams.postman.send(directory, change)
     else:
-        hub.deliver_threadsafe(change)
+        process_hub.deliver_threadsafe(change)
