@@ -1,7 +1,7 @@
 """Which broker games.live.publish uses: chosen once per configuration, not on
 every publish, and chosen again when the configuration changes within one
 process (as the tests' settings do): REDIS_URL set, Redis; unset again, this
-process's hub (an in-memory database, as the tests run)."""
+process's hub (the SQLite pass's in-memory database; PostgreSQL would NOTIFY)."""
 
 import asyncio
 import uuid
@@ -25,6 +25,7 @@ def heard_here(monkeypatch):
     loop.close()
 
 
+@pytest.mark.sqlite_only
 def test_publish_follows_redis_url_as_it_changes(settings, monkeypatch, heard_here):
     heard, loop = heard_here
     sent = []
