@@ -68,8 +68,9 @@ def zone_named(name: str) -> str | None:
 
 
 def language_named(code: str) -> str | None:
-    """`code` if it is one of the languages the site ships, else None."""
-    return code if code in language_codes() else None
+    """`code` if it is one of the languages the site ships, else None (at once
+    for "", the language of most sessions: not chosen)."""
+    return code if code and code in language_codes() else None
 
 
 def _session_copy(user, preferences: Preferences | None) -> dict:

@@ -14,8 +14,8 @@ The modules, in the order a change crosses them:
 - `wire`: their JSON encoding, the same on every broker;
 - `brokers/`: `redis_pubsub` (REDIS_URL set: several hosts, any database),
   `postgres_notify` (PostgreSQL's LISTEN/NOTIFY), `datagrams` (a SQLite file:
-  Unix sockets between the processes of one host), `in_process` (an in-memory
-  database, in tests: straight to this process's hub);
+  Unix sockets between the processes of one host); with an in-memory
+  database (tests) a change goes straight to this process's hub;
 - `outages`: one log line when Redis or PostgreSQL goes and one when it is
   back; the listeners' reconnect pace;
 - `hub`: the `Hub` of each process (its open streams, by game and by lobby
@@ -34,11 +34,16 @@ games.signals) are still sent by the services for whoever listens (the log
 lines, the metrics); live updates do not go through them.
 """
 
-from django.conf import settings
-from django.db import transaction
+import functools
+from collections.abc import Callable
+from pathlib import Path
 
-from .brokers import datagrams, in_process, postgres_notify, redis_pubsub
+from django.conf import settings
+from django.db import connection, transaction
+
+from .brokers import datagrams, postgres_notify, redis_pubsub
 from .changes import AccountChanged, Change
+from .hub import hub as process_hub  # games.live.hub stays the module
 
 __all__ = ["AccountChanged", "Change", "publish", "publish_on_commit"]
 
@@ -55,14 +60,37 @@ def publish_on_commit(
 def publish(change: Change | AccountChanged) -> None:
     """Tell every server process now, through the broker in use. Runs in the
     request's thread, after commit."""
+    # What the choice of broker depends on (tests change it within a process).
+    configuration = (
+        settings.REDIS_URL,
+        connection.vendor,
+        connection.settings_dict["NAME"],
+        settings.CACHE_DIR,
+    )
+    _publisher(configuration)(change)
+
+
+type Publisher = Callable[[Change | AccountChanged], None]
+
+
+@functools.cache
+def _publisher(configuration: tuple) -> Publisher:
+    """The publishing side of the broker in use with `configuration`, chosen
+    once for it: not every broker asked whether it is in use on every publish."""
     if settings.REDIS_URL:
-        redis_pubsub.publish(settings.REDIS_URL, change)
-        return
+        return functools.partial(redis_pubsub.publish, settings.REDIS_URL)
     if postgres_notify.in_use():
-        postgres_notify.publish(change)
-        return
+        return postgres_notify.publish
     directory = datagrams.socket_directory()
-    if directory is not None and directory.is_dir():
+    if directory is None:  # an in-memory database: straight to this process
+        return process_hub.deliver_threadsafe
+    return functools.partial(_by_datagrams, directory)
+
+
+def _by_datagrams(directory: Path, change: Change | AccountChanged) -> None:
+    """A SQLite file: to the socket of every server process sharing it, or,
+    while none listens (none made the directory), to this process's hub."""
+    if directory.is_dir():
         datagrams.postman.send(directory, change)
     else:
-        in_process.publish(change)
+        process_hub.deliver_threadsafe(change)

@@ -6,7 +6,7 @@ them in. Connected by games.apps."""
 
 from django.conf import settings
 from django.contrib.auth.signals import user_logged_out
-from django.db.models.signals import post_delete, post_init, post_save
+from django.db.models.signals import post_delete, post_save, pre_save
 from django.dispatch import receiver
 
 from . import AccountChanged, publish_on_commit
@@ -23,33 +23,41 @@ def end_the_streams_of_a_session_logged_out(sender, *, request, user, **kwargs):
     publish_on_commit(AccountChanged(user.pk))
 
 
-# A user's session auth hash comes from their password; an inactive user is
-# logged out. A field deferred when the user was loaded reads as None.
-ACCOUNT_FIELDS = ("password", "is_active")
+def _writes(instance, name: str, update_fields) -> bool:
+    """Whether the save writes the field `name` (not a deferred one)."""
+    return name in instance.__dict__ and (
+        update_fields is None or name in update_fields
+    )
 
 
-def _account_state(user) -> tuple:
-    return tuple(user.__dict__.get(name) for name in ACCOUNT_FIELDS)
-
-
-@receiver(post_init, sender=settings.AUTH_USER_MODEL, dispatch_uid="live_user_init")
-def remember_the_account_state(sender, instance, **kwargs):
-    """What a later save compares with (no query: only what was loaded)."""
-    instance._live_account_state = _account_state(instance)
+@receiver(pre_save, sender=settings.AUTH_USER_MODEL, dispatch_uid="live_user_saving")
+def note_whether_the_account_changes(
+    sender, instance, raw, using, update_fields, **kwargs
+):
+    """Whether this save of a stored user changes what their sessions depend
+    on: their password (the session auth hash comes from it) or whether they
+    are active (an inactive user is logged out). Read from the stored row on
+    such saves only, not remembered of every user loaded: most are never
+    saved, and last_login, saved at every login, is neither."""
+    instance._live_account_changed = False
+    if raw or instance._state.adding:
+        return
+    if _writes(instance, "is_active", update_fields) and not instance.is_active:
+        # games.receivers may have written is_active in the stored row already:
+        # saving an inactive account is enough (one inactive already has no
+        # open streams left to end).
+        instance._live_account_changed = True
+    elif _writes(instance, "password", update_fields):
+        stored = sender._base_manager.using(using).filter(pk=instance.pk)
+        password = stored.values_list("password", flat=True).first()
+        instance._live_account_changed = password not in (None, instance.password)
 
 
 @receiver(post_save, sender=settings.AUTH_USER_MODEL, dispatch_uid="live_user_saved")
-def end_the_streams_of_a_changed_account(
-    sender, instance, created, raw, using, update_fields, **kwargs
-):
-    """A changed password or is_active, however saved: the user's streams
-    re-check their sessions."""
-    if update_fields is not None and not set(ACCOUNT_FIELDS) & set(update_fields):
-        return  # e.g. last_login, at every login
-    state = _account_state(instance)
-    changed = state != getattr(instance, "_live_account_state", None)
-    instance._live_account_state = state
-    if changed and not (created or raw):
+def end_the_streams_of_a_changed_account(sender, instance, using, **kwargs):
+    """A changed password or an inactive account, however saved (not
+    last_login, at every login): the user's streams re-check their sessions."""
+    if instance.__dict__.pop("_live_account_changed", False):
         publish_on_commit(AccountChanged(instance.pk), using=using)
 
 

@@ -1,6 +1,6 @@
 """Moves, forfeits and aborts: the actions that give a game a new state by the
 rules (games.rules), each written with the Move and counted if it ends the game
-(scoring.record_if_over)."""
+(scoring.record_end)."""
 
 from django.contrib.auth.base_user import AbstractBaseUser as User
 from django.db import IntegrityError, connection, transaction
@@ -16,7 +16,7 @@ from ..rejections import (
     NotAPlayer,
     StaleMove,
 )
-from .scoring import record_if_over
+from .scoring import record_end
 from .transactions import after_commit, atomic_action, locked_game
 
 
@@ -35,11 +35,12 @@ def _set_state(game: Game, state: rules.GameState) -> None:
 
 
 def _save_state(game: Game, state: rules.GameState) -> None:
-    """Save the game with the rules' new `state`, and count it if it ended."""
+    """Save the game with the rules' new `state` (a forfeit or an abort: the
+    end of the game), and count it."""
     _set_state(game, state)
     game.save(update_fields=[*STATE_FIELDS, "aborted_by"])
-    record_if_over(game, state)
-    # A forfeit or an abort; an aborted game with a free side was an open game.
+    record_end(game, state)
+    # An aborted game with a free side was an open game.
     live.publish_on_commit(live.Change.of(game, open_games=not game.has_both_players))
 
 
@@ -89,7 +90,8 @@ def play_move(
                     col=col,
                 )
                 live.publish_on_commit(live.Change.of(game))
-                record_if_over(game, state)
+                if state.status.is_over:
+                    record_end(game, state)
         except IntegrityError as exc:
             raise Conflict() from exc
         return game

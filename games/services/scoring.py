@@ -18,23 +18,22 @@ from ..result_rows import COUNTERS, ResultRow, counter_for, result_rows
 from .transactions import after_commit, atomic_action
 
 
-def record_if_over(game: Game, state: rules.GameState) -> None:
-    """If the saved `state` ends the game, in the same transaction: a result
+def record_end(game: Game, state: rules.GameState) -> None:
+    """The saved `state` ended the game. In the same transaction: a result
     counted in the series and both records, an aborted game listed in the
     players' histories; and the game_ended event after commit."""
     winner = state.winner
     if state.status.has_result:
         _count_in_series(game, winner)
         _record_results(game)
-    elif state.status.is_over:
+    else:
         _list_aborted(game)
-    if state.status.is_over:
-        after_commit(
-            signals.game_ended,
-            game=game,
-            status=game.status,
-            winner=winner.value if winner else None,
-        )
+    after_commit(
+        signals.game_ended,
+        game=game,
+        status=game.status,
+        winner=winner.value if winner else None,
+    )
 
 
 def _count_in_series(game: Game, winner: rules.Mark | None) -> None:

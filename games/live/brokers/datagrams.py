@@ -14,7 +14,6 @@ up from `Last-Event-ID`). Only a sender that dies with a backlog loses news.
 """
 
 import asyncio
-import functools
 import hashlib
 import logging
 import secrets
@@ -37,21 +36,16 @@ logger = logging.getLogger("games.live")
 
 def socket_directory() -> Path | None:
     """Where the processes sharing this SQLite file meet; None when in memory
-    (or not SQLite)."""
+    (or not SQLite). One directory per database file, so that sites sharing a
+    cache directory (test runs) do not hear each other; short, for the
+    sockets' paths (below)."""
     if connection.vendor != "sqlite":
         return None
-    return _socket_directory(settings.CACHE_DIR, str(connection.settings_dict["NAME"]))
-
-
-@functools.cache
-def _socket_directory(cache_dir: Path, name: str) -> Path | None:
-    """Computed once per database name: every move's publish asks. One
-    directory per database file, so that sites sharing a cache directory (test
-    runs) do not hear each other; short, for the sockets' paths (below)."""
+    name = str(connection.settings_dict["NAME"])
     if name == ":memory:" or "mode=memory" in name:
         return None
     digest = hashlib.sha256(str(Path(name).resolve()).encode()).hexdigest()[:8]
-    return Path(cache_dir) / "live" / digest
+    return Path(settings.CACHE_DIR) / "live" / digest
 
 
 def socket_name() -> str:
