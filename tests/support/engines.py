@@ -8,9 +8,12 @@ never looks like a test that ran.
 
 A test whose outcome cannot depend on the pass's database runs in the SQLite pass
 only, the one every machine has: a test in this process that asks for no
-database (pytest-django refuses it one), or one whose server processes share
-the `backend` fixture's database (tests/support/hosts.py: each broker's, as a
-parameter). Running it again on PostgreSQL would repeat the same test.
+database (pytest-django refuses it one), one whose server processes share the
+`backend` fixture's database (tests/support/hosts.py: each broker's, as a
+parameter), and a browser test on pytest-django's live server, which checks
+what the browser shows and does (the pages' queries run on both engines in the
+in-process tests). Browser tests against `make serve`, whose live updates
+travel through the pass's broker, run in both passes.
 
 The hooks are imported by tests/conftest.py.
 """
@@ -44,7 +47,7 @@ def _runs_elsewhere(item) -> bool:
 
 def _uses_the_pass_database(item) -> bool:
     fixtures = getattr(item, "fixturenames", ())
-    if "backend" in fixtures:
+    if "backend" in fixtures or {"browser", "live_server"} <= set(fixtures):
         return False
     # pytest-django sets the test database up for the `db` fixtures and the
     # django_db mark only; a test's served apps take a database of the pass's.
