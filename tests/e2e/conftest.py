@@ -9,12 +9,14 @@ quietly skipping them.
 
 import os
 import shutil
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from django.conf import settings
 from django.core.cache import cache
+from django.core.signals import request_finished, request_started
 from django.test import Client
 from playwright.sync_api import Browser, Page, sync_playwright
 from playwright.sync_api import Error as PlaywrightError
@@ -162,3 +164,34 @@ def fresh_login_limits(transactional_db):
     browser comes from 127.0.0.1): they live in their own table, the "default"
     cache (accounts.rate_limits)."""
     cache.clear()
+
+
+@pytest.fixture(autouse=True)
+def requests_answered_at_the_end(transactional_db):
+    """After each test, wait until the live server has finished every request
+    it started: a browser context closed mid-request leaves that request running
+    in a server thread, and the test database must be emptied after it, not
+    under it (SQLite: "database table is locked")."""
+    running = [0]
+    changed = threading.Condition()
+
+    def started(**kwargs):
+        with changed:
+            running[0] += 1
+
+    def finished(**kwargs):
+        with changed:
+            running[0] -= 1
+            changed.notify_all()
+
+    request_started.connect(started, dispatch_uid="e2e_started")
+    request_finished.connect(finished, dispatch_uid="e2e_finished")
+    yield
+    try:
+        with changed:
+            assert changed.wait_for(lambda: running[0] <= 0, TIMEOUT_MS / 1000), (
+                f"{running[0]} request(s) still running on the live server"
+            )
+    finally:
+        request_started.disconnect(dispatch_uid="e2e_started")
+        request_finished.disconnect(dispatch_uid="e2e_finished")

@@ -12,7 +12,11 @@
 - `account_client`: sign up, log in and read mailed links in the account tests.
 - `smtp_sink`: a mail relay on loopback (accepting, silent or gated).
 - `private_postgres`: a PostgreSQL server of a test's own, to stop mid-play.
-- `engines`: the `postgresql_only`/`sqlite_only` markers (hooks in conftest.py).
+- `engines`: which pass runs a test: the `postgresql_only`/`sqlite_only` markers,
+  and the SQLite pass alone for what cannot depend on the engine (hooks in
+  conftest.py).
+- `tiers`: the `processes` and `timing` markers, what `make quick` leaves out and
+  what runs alone (a plugin: `-p tests.support.tiers` in pyproject.toml).
 - `catalogs`: the translation catalogs: what `make messages` runs (seed, extract,
   compile with babel) and the checks of tests/test_translations.py;
   `template_text`: the words a template shows outside the translation tags.
