@@ -68,8 +68,12 @@ def pytest_runtest_protocol(item, nextitem):
 
 
 def pytest_collection_modifyitems(config, items):
-    """Every browser test starts Chromium: tests/e2e is marked as a whole."""
+    """Every browser test starts Chromium: tests/e2e is marked as a whole.
+    The tests that start processes go first (the slow ones), so that the
+    workers end on short in-process tests instead of one waiting for another's
+    last served app."""
     e2e = os.path.join("tests", "e2e", "")
     for item in items:
         if e2e in str(item.path):
             item.add_marker("processes")
+    items.sort(key=lambda item: item.get_closest_marker("processes") is None)
