@@ -16,7 +16,7 @@ import pytest
 
 from .support.checkout import stand_in_checkout
 
-pytestmark = pytest.mark.processes
+pytestmark = [pytest.mark.processes, pytest.mark.no_database]
 
 ROOT = Path(__file__).resolve().parent.parent
 CHECK = ROOT / ".ci" / "check_test_reports.py"

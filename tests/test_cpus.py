@@ -39,6 +39,7 @@ def start_sibling(lock_path) -> tuple[subprocess.Popen, int]:
 
 
 @pytest.mark.processes
+@pytest.mark.no_database
 def test_siblings_spread_over_the_cpus_and_a_restart_takes_the_cpu_left(tmp_path):
     allowed = sorted(os.sched_getaffinity(0))
     lock_path = tmp_path / "cpus.lock"

@@ -93,6 +93,7 @@ def test_the_health_probes_answer_plain_http(client, path):
 
 
 @pytest.mark.processes
+@pytest.mark.no_database
 def test_check_deploy_is_clean_with_the_documented_production_variables():
     result = manage("check", "--deploy", "--fail-level", "WARNING", env=PRODUCTION_ENV)
     assert result.returncode == 0, result.stderr
@@ -100,6 +101,7 @@ def test_check_deploy_is_clean_with_the_documented_production_variables():
 
 
 @pytest.mark.processes
+@pytest.mark.no_database
 def test_check_deploy_warns_without_them():
     env = {
         name: PRODUCTION_ENV[name] for name in ("DJANGO_SECRET_KEY", "DJANGO_SITE_URL")
@@ -111,6 +113,7 @@ def test_check_deploy_warns_without_them():
 
 
 @pytest.mark.processes
+@pytest.mark.no_database
 def test_production_refuses_to_start_without_a_secret_key():
     env = {key: value for key, value in PRODUCTION_ENV.items() if "SECRET" not in key}
     result = manage("check", "--deploy", env=env)
@@ -127,6 +130,7 @@ def refusal(env: dict[str, str]) -> tuple[int, str]:
 
 
 @pytest.mark.processes
+@pytest.mark.no_database
 def test_production_refuses_to_start_without_the_site_url():
     env = {k: v for k, v in PRODUCTION_ENV.items() if k != "DJANGO_SITE_URL"}
     assert refusal(env) == (
@@ -146,6 +150,7 @@ def test_production_refuses_to_start_without_the_site_url():
     ],
 )
 @pytest.mark.processes
+@pytest.mark.no_database
 def test_production_refuses_a_site_url_on_this_machine_for_a_public_host(url):
     env = PRODUCTION_ENV | {
         "DJANGO_SITE_URL": url,
@@ -160,6 +165,7 @@ def test_production_refuses_a_site_url_on_this_machine_for_a_public_host(url):
 
 
 @pytest.mark.processes
+@pytest.mark.no_database
 def test_a_site_url_on_this_machine_is_right_when_every_host_is_too():
     """A production server only this machine reaches (the benchmarks)."""
     env = PRODUCTION_ENV | {
@@ -174,6 +180,7 @@ def test_a_site_url_on_this_machine_is_right_when_every_host_is_too():
     "url", ["ttt.example.com", "ftp://ttt.example.com", "https://"]
 )
 @pytest.mark.processes
+@pytest.mark.no_database
 def test_a_site_url_that_is_no_web_address_is_refused(url):
     env = PRODUCTION_ENV | {"DJANGO_SITE_URL": url}
     assert refusal(env) == (
@@ -184,6 +191,7 @@ def test_a_site_url_that_is_no_web_address_is_refused(url):
 
 
 @pytest.mark.processes
+@pytest.mark.no_database
 def test_development_needs_no_site_url():
     env = {"DJANGO_DEBUG": "1", "DJANGO_ALLOWED_HOSTS": "ttt.example.com"}
     result = manage("shell", "-c", SHOW_SITE_URL, env=env)
@@ -222,6 +230,7 @@ def mailer(env: dict[str, str]) -> list[str]:
 
 
 @pytest.mark.processes
+@pytest.mark.no_database
 def test_check_deploy_stays_clean_with_the_smtp_variables():
     env = PRODUCTION_ENV | SMTP_ENV
     result = manage("check", "--deploy", "--fail-level", "WARNING", env=env)
@@ -230,6 +239,7 @@ def test_check_deploy_stays_clean_with_the_smtp_variables():
 
 
 @pytest.mark.processes
+@pytest.mark.no_database
 def test_production_queues_email_for_the_worker_to_send_over_smtp():
     assert mailer(PRODUCTION_ENV | SMTP_ENV) == [
         "QueuedEmailBackend",
@@ -245,6 +255,7 @@ def test_production_queues_email_for_the_worker_to_send_over_smtp():
 
 
 @pytest.mark.processes
+@pytest.mark.no_database
 def test_development_queues_email_for_the_worker_to_print():
     assert mailer({"DJANGO_DEBUG": "1"}) == [
         "QueuedEmailBackend",

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.processes
+pytestmark = [pytest.mark.processes, pytest.mark.no_database]
 
 ROOT = Path(__file__).resolve().parent.parent
 PROJECT_FILES = [

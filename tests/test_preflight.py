@@ -44,6 +44,7 @@ def test_no_debug_no_refusal(settings):
 
 
 @pytest.mark.processes
+@pytest.mark.no_database
 def test_the_server_stops_before_listening_with_debug_on_a_public_address():
     env = {
         "PATH": os.environ["PATH"],

@@ -120,6 +120,7 @@ def test_the_readme_names_every_docs_page():
 
 
 @pytest.mark.processes
+@pytest.mark.no_database
 def test_make_help_lists_every_target():
     result = subprocess.run(
         ["make", "--no-print-directory", "help"],

@@ -163,6 +163,7 @@ def code_messages(tmp_path_factory):
 
 @pytest.mark.parametrize(("directory", "locale"), CATALOGS, ids=CATALOG_IDS)
 @pytest.mark.processes
+@pytest.mark.no_database
 def test_the_catalog_holds_every_message_of_the_code(code_messages, directory, locale):
     path = ROOT / directory / locale / "LC_MESSAGES" / "django.po"
     committed = (
@@ -173,6 +174,7 @@ def test_the_catalog_holds_every_message_of_the_code(code_messages, directory, l
 
 
 @pytest.mark.processes
+@pytest.mark.no_database
 def test_a_newly_marked_message_is_missing_until_make_messages(tmp_path, code_messages):
     """The coverage check fails on a string marked in a template or in Python
     without `make messages`: it reads the sources, not the catalogs."""

@@ -10,7 +10,9 @@ A test whose outcome cannot depend on the pass's database runs in the SQLite pas
 only, the one every machine has: a test in this process that asks for no
 database (pytest-django refuses it one), one whose server processes share the
 `backend` fixture's database (tests/support/hosts.py: each broker's, as a
-parameter), and a browser test on pytest-django's live server, which checks
+parameter), one marked `@pytest.mark.no_database` whose processes use none of
+the pass's (make, a stand-in checkout), and a browser test on pytest-django's
+live server, which checks
 what the browser shows and does (the pages' queries run on both engines in the
 in-process tests). Browser tests against `make serve`, whose live updates
 travel through the pass's broker, run in both passes.
@@ -21,7 +23,12 @@ The hooks are imported by tests/conftest.py.
 from django.conf import settings
 
 # marker -> the engine whose pass runs the test
-MARKERS = {"postgresql_only": "postgresql", "sqlite_only": "sqlite3"}
+MARKERS = {
+    "postgresql_only": "postgresql",
+    "sqlite_only": "sqlite3",
+    # Its processes use no database of the pass (make, a stand-in checkout).
+    "no_database": "sqlite3",
+}
 _deselected: list[str] = []
 
 
