@@ -121,7 +121,8 @@ quick: install ## every in-process test on SQLite, on every core, a quarter of t
 	env -u DATABASE_URL FUZZ_SCALE=0.25 $(PYTEST) $(PARALLEL) -m "not processes" -q
 
 # make test runs on SQLite, then once more on PostgreSQL at TEST_POSTGRES_URL when
-# that server answers, whatever DATABASE_URL holds; REQUIRE_POSTGRES=1 (CI) makes
+# that server answers (what can depend on the engine: tests/support/engines.py),
+# whatever DATABASE_URL holds; REQUIRE_POSTGRES=1 (CI) makes
 # an unreachable PostgreSQL an error instead of a note. Each pass leaves JUnit
 # reports in TEST_REPORTS: .ci/run fails unless both ran (.ci/check_test_reports.py).
 TEST_POSTGRES_URL ?= postgres://postgres@127.0.0.1:5432/tictactoe
@@ -132,7 +133,7 @@ PG_ANSWERS = $(PY) -c 'import sys, psycopg; psycopg.connect(sys.argv[1], dbname=
 test_pass = $(PYTEST) --junitxml=$(TEST_REPORTS)/$(1).xml $(PARALLEL) -m "not timing" && \
 	$(PYTEST) --junitxml=$(TEST_REPORTS)/$(1)-timing.xml -m timing
 
-test: install $(if $(NPM),$(NODE_STAMP)) ## the whole suite on SQLite, then on PostgreSQL if it answers
+test: install $(if $(NPM),$(NODE_STAMP)) ## the whole suite on SQLite, then what depends on the database on PostgreSQL if it answers
 	@rm -f $(TEST_REPORTS)/*.xml
 	@[ -z "$$DATABASE_URL" ] || echo "== make test ignores DATABASE_URL: SQLite, then TEST_POSTGRES_URL"
 	@$(MAKE) --no-print-directory test-sqlite || exit 1; \
@@ -149,7 +150,7 @@ test-sqlite: install $(if $(NPM),$(NODE_STAMP)) ## the whole suite on SQLite onl
 	@echo "== test suite on SQLite"
 	unset DATABASE_URL; $(call test_pass,sqlite)
 
-test-postgres: install $(if $(NPM),$(NODE_STAMP)) ## the whole suite on PostgreSQL (TEST_POSTGRES_URL) only
+test-postgres: install $(if $(NPM),$(NODE_STAMP)) ## the PostgreSQL pass only (TEST_POSTGRES_URL)
 	@echo "== test suite on PostgreSQL ($(TEST_POSTGRES_URL))"
 	export DATABASE_URL="$(TEST_POSTGRES_URL)"; $(call test_pass,postgresql)
 
