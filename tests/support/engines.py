@@ -12,10 +12,9 @@ database (pytest-django refuses it one), one whose server processes share the
 `backend` fixture's database (tests/support/hosts.py: each broker's, as a
 parameter), one marked `@pytest.mark.no_database` whose processes use none of
 the pass's (make, a stand-in checkout), and a browser test on pytest-django's
-live server, which checks
-what the browser shows and does (the pages' queries run on both engines in the
-in-process tests). Browser tests against `make serve`, whose live updates
-travel through the pass's broker, run in both passes.
+live server, which checks what the browser shows and does (the pages' queries
+run on both engines in the in-process tests). Browser tests against `make
+serve`, whose live updates travel through the pass's broker, run in both.
 
 The hooks are imported by tests/conftest.py.
 """

@@ -10,7 +10,8 @@
   `make test` runs these after the rest, one at a time, so that no other
   test's load is in their figures (`-m timing` without xdist).
 
-The hooks are imported by tests/conftest.py.
+A plugin: pyproject.toml's addopts load it (`-p tests.support.tiers`), so the
+hook is in place before any test module is imported; tests/test_tiers.py tests it.
 """
 
 import os
