@@ -34,7 +34,7 @@ def _set_state(game: Game, state: rules.GameState) -> None:
     game.version += 1
 
 
-def _save_state(game: Game, state: rules.GameState) -> None:
+def _save_end(game: Game, state: rules.GameState) -> None:
     """Save the game with the rules' new `state` (a forfeit or an abort: the
     end of the game), and count it."""
     _set_state(game, state)
@@ -189,7 +189,7 @@ def forfeit(*, game_id: int, user: User) -> Game:
         raise GameNotStarted()
     next_mark = game.state.board.next_mark
     mark = next_mark if next_mark in marks else marks[0]
-    _save_state(game, game.state.forfeit(mark))
+    _save_end(game, game.state.forfeit(mark))
     return game
 
 
@@ -202,5 +202,5 @@ def abort(*, game_id: int, user: User) -> Game:
         raise NotAPlayer()
     state = game.state.abort()
     game.aborted_by = user
-    _save_state(game, state)
+    _save_end(game, state)
     return game
