@@ -154,7 +154,7 @@ def test_a_report_without_passing_tests_fails_ci(tmp_path, report, problem):
 
 def install_section(tmp_path: Path, *, nginx: bool) -> subprocess.CompletedProcess:
     """.ci/run's browser and fleet section (up to its closing rule), on a machine
-    where Chromium and npm are there and nginx is there or not (its path moved
+    where both browsers and npm are there and nginx is there or not (its path moved
     into `tmp_path`), `apt-get` a stand-in logging its arguments; then the
     variables the section exported."""
     script = (ROOT / ".ci" / "run").read_text()
@@ -165,8 +165,10 @@ def install_section(tmp_path: Path, *, nginx: bool) -> subprocess.CompletedProce
     apt = bin_dir / "apt-get"
     apt.write_text(f'#!/bin/sh\necho "$*" >> {tmp_path}/apt.log\n')
     apt.chmod(0o755)
+    # Both browsers' paths begin with /usr/bin/chromium.
     chromium = bin_dir / "chromium"
     shutil.copy2(apt, chromium)
+    shutil.copy2(apt, bin_dir / "chromium-headless-shell")
     shutil.copy2(apt, bin_dir / "npm")
     nginx_path = tmp_path / "sbin" / "nginx"
     if nginx:

@@ -1,6 +1,10 @@
-"""Browser fixtures: one headless Chromium per test session, a fresh browser
+"""Browser fixtures: one headless browser per test process, a fresh browser
 context (its own cookie jar) for every person in a test, the real app served by
 pytest-django's `live_server`.
+
+The browser is Chromium's headless shell (the build Playwright itself runs
+headless): it costs about half the CPU of headless Chromium. It has no
+notification permission, so tests marked `notifications` get Chromium.
 
 Without Chromium the browser tests skip and say how to enable them; with
 E2E_REQUIRED=1 (set by .ci/run) they fail instead, so CI can never pass by
@@ -10,7 +14,7 @@ quietly skipping them.
 import os
 import shutil
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -18,7 +22,7 @@ from django.conf import settings
 from django.core.cache import cache
 from django.core.signals import request_finished, request_started
 from django.test import Client
-from playwright.sync_api import Browser, Page, sync_playwright
+from playwright.sync_api import Browser, Page, Playwright, sync_playwright
 from playwright.sync_api import Error as PlaywrightError
 
 from tests.conftest import PASSWORD
@@ -28,6 +32,11 @@ ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "artifacts"
 AXE_SCRIPT = ROOT / "node_modules" / "axe-core" / "axe.min.js"
 CHROMIUM = os.environ.get("E2E_CHROMIUM", "/usr/bin/chromium")
+HEADLESS_SHELL = os.environ.get(
+    "E2E_HEADLESS_SHELL", "/usr/bin/chromium-headless-shell"
+)
+# What to install for each: Debian's package names.
+PACKAGES = {CHROMIUM: "chromium", HEADLESS_SHELL: "chromium-headless-shell"}
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",
@@ -51,33 +60,63 @@ def unavailable(reason: str, how_to_enable: str):
     pytest.skip(f"{reason}. {how_to_enable}")
 
 
-@pytest.fixture(scope="package")
-def browser() -> Iterator[Browser]:
-    """One Chromium for the tests in this package, closed when they are done:
-    Playwright's event loop must not outlive them (tests elsewhere run their
-    own with asyncio.run)."""
-    if shutil.which(CHROMIUM) is None:
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers",
+        "notifications: grants the notification permission, which Chromium's "
+        "headless shell lacks: the test runs in Chromium",
+    )
+
+
+def launch(playwright: Playwright, executable: str) -> Browser:
+    """`executable` started headless, or the test skipped (failed under
+    E2E_REQUIRED) with how to install it."""
+    if shutil.which(executable) is None:
         unavailable(
-            f"browser tests need Chromium at {CHROMIUM}",
-            "To run them: apt-get install chromium (Debian/Ubuntu), or set "
-            "E2E_CHROMIUM=/path/to/chromium",
+            f"browser tests need {executable}",
+            f"To run them: apt-get install {PACKAGES.get(executable, executable)} "
+            "(Debian/Ubuntu), or set E2E_CHROMIUM and E2E_HEADLESS_SHELL to the "
+            "browsers' paths",
         )
+    try:
+        return playwright.chromium.launch(
+            executable_path=executable, headless=True, args=CHROMIUM_ARGS
+        )
+    except PlaywrightError as exc:
+        unavailable(
+            f"{executable} did not start: {exc.message.splitlines()[0]}",
+            f"Check that it runs: {executable} --headless --no-sandbox --version",
+        )
+
+
+@pytest.fixture(scope="package")
+def browsers() -> Iterator[Callable[[str], Browser]]:
+    """browsers(executable) -> that browser, launched the first time a test of
+    this package asks for it and closed when they are done: Playwright's event
+    loop must not outlive them (tests elsewhere run their own with
+    asyncio.run)."""
     # Playwright's sync API runs an event loop in this thread, and Django then
     # refuses ORM calls from it (SynchronousOnlyOperation). The tests never
-    # await anything, so allow them while the browser is up.
+    # await anything, so allow them while the browsers are up.
     with pytest.MonkeyPatch.context() as patch, sync_playwright() as playwright:
         patch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-        try:
-            browser = playwright.chromium.launch(
-                executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
-            )
-        except PlaywrightError as exc:
-            unavailable(
-                f"Chromium at {CHROMIUM} did not start: {exc.message.splitlines()[0]}",
-                "Check that it runs: chromium --headless --no-sandbox --version",
-            )
-        yield browser
-        browser.close()
+        launched: dict[str, Browser] = {}
+
+        def get(executable: str) -> Browser:
+            if executable not in launched:
+                launched[executable] = launch(playwright, executable)
+            return launched[executable]
+
+        yield get
+        for browser in launched.values():
+            browser.close()
+
+
+@pytest.fixture
+def browser(request, browsers) -> Browser:
+    """The headless shell, or Chromium for a test marked `notifications`."""
+    wanted = request.node.get_closest_marker("notifications")
+    return browsers(CHROMIUM if wanted else HEADLESS_SHELL)
 
 
 @pytest.fixture

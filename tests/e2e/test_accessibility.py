@@ -10,6 +10,7 @@ ones fail (color-contrast among them).
 import json
 import re
 
+import pytest
 from playwright.sync_api import Page, expect
 
 from games import services
@@ -43,6 +44,7 @@ def submit(page: Page, button: str, **fields: str) -> None:
 
 
 @BOTH_SCHEMES
+@pytest.mark.notifications  # the notify control, turned on
 def test_no_serious_accessibility_violations(
     player, axe_source, artifacts, color_scheme
 ):

@@ -32,6 +32,8 @@ from .test_your_turn import (  # noqa: F401  (people: the module's fixture)
     people,
 )
 
+pytestmark = pytest.mark.notifications
+
 # Every word a person reads in the scenario, per browser locale: copied from
 # the catalogs' msgstr. {id} is the game's number, {ann} and {ben} the players'
 # names; everything else is literal.

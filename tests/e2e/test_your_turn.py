@@ -21,6 +21,8 @@ from .pages import Player
 from .test_accessibility import BLOCKING, audit
 from .test_live_play import LIVE_MS
 
+pytestmark = pytest.mark.notifications
+
 RECORDER = """
 (() => {
   const Real = window.Notification;
