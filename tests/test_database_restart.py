@@ -25,11 +25,7 @@ from .support.asgi import BOUND
 from .support.hosts import Watcher
 from .support.private_postgres import private_postgres
 
-pytestmark = [
-    pytest.mark.processes,
-    pytest.mark.timing,
-    pytest.mark.postgresql_only,
-]
+pytestmark = [pytest.mark.processes, pytest.mark.postgresql_only]
 
 MESSAGE = "The game server cannot reach its database right now. Try again in a moment."
 STOPPED_SECONDS = 20.0  # what a doubling delay from 1 s outgrows

@@ -29,13 +29,9 @@ from .support.fleet import (
 )
 from .support.private_postgres import private_postgres
 
-# Its p95 bounds hold on a quiet machine: the module runs alone, whole (its two
-# p95 tests alone on a freshly started fleet measured 85 ms with Redis).
-pytestmark = [
-    pytest.mark.processes,
-    pytest.mark.timing,
-    pytest.mark.postgresql_only,
-]
+# The two tests that measure p95s run alone, last (`timing`), on a quiet machine;
+# the others bound what they wait for in seconds and run beside other tests.
+pytestmark = [pytest.mark.processes, pytest.mark.postgresql_only]
 
 PASSWORD = "Fleet-test-password-1941"
 HOSTS = len(ADDRESSES)
@@ -48,6 +44,7 @@ def fleet(request, tmp_path_factory):
     players and games of its own."""
     directory = tmp_path_factory.mktemp(f"fleet-{request.param}")
     with running_fleet(directory, "fleet", redis=request.param == "redis") as fleet:
+        warm_up(fleet)
         yield fleet
 
 
@@ -67,6 +64,43 @@ def caught_up(streams, versions: dict[int, int], games) -> bool:
         stream.last_id is not None and stream.last_id >= by_path[stream.path]
         for stream in streams
     )
+
+
+def warm_up(fleet) -> None:
+    """Games played through nginx with streams on every host, as a fleet in
+    service has played them: each server process's first moves and streams
+    open its connections (database, broker) and load what it caches, which
+    the figures of a fleet in service do not include (a fresh fleet's first
+    dozen moves took 30 to 160 ms to reach the watchers, the rest 10 to 25)."""
+    games = fleet.games("warm-up", 4)
+    streams, watching = watch(fleet, games, per_game=HOSTS * 2)
+    try:
+        play_watched(fleet, games, watching)
+    finally:
+        streams.close()
+
+
+def play_watched(fleet, games, watching) -> tuple[list[float], int]:
+    """A draw in every game through nginx, a move at a time, each seen by the
+    game's watchers before the next: each delay from a move's sending to a
+    watcher seeing it, and how many watchers never did (within 5 s)."""
+    delays, missed = [], 0
+    for ply, (row, col) in enumerate(DRAW):
+        for game in games:
+            mine = [s for s in watching if s.path == game.events()]
+            answer = fleet.visitor(game.mover(ply)).post(
+                f"/games/{game.id}/move/", {"row": row, "col": col, "ply": ply}
+            )
+            assert answer.status == 302, answer
+            version = fleet.versions([game])[game.id]
+            until(lambda m=mine, v=version: all(s.first_seen(v) for s in m), 5)
+            for stream in mine:
+                seen = stream.first_seen(version)
+                if seen is None:
+                    missed += 1
+                else:
+                    delays.append(seen - answer.sent)
+    return delays, missed
 
 
 def watch(fleet, games, per_game: int):
@@ -191,6 +225,7 @@ def test_a_password_change_through_one_host_ends_other_sessions_on_every_host(
 # --- live play ---------------------------------------------------------------------
 
 
+@pytest.mark.timing
 def test_a_move_through_nginx_reaches_watchers_on_every_host(fleet):
     games = fleet.games("latency", 4)
     streams, watching = watch(fleet, games, per_game=HOSTS * 2)
@@ -198,22 +233,7 @@ def test_a_move_through_nginx_reaches_watchers_on_every_host(fleet):
         for game in games:
             mine = [s for s in watching if s.path == game.events()]
             assert {s.open_on for s in mine} == {h.upstream for h in fleet.hosts}
-        delays, missed = [], 0
-        for ply, (row, col) in enumerate(DRAW):
-            for game in games:
-                mine = [s for s in watching if s.path == game.events()]
-                answer = fleet.visitor(game.mover(ply)).post(
-                    f"/games/{game.id}/move/", {"row": row, "col": col, "ply": ply}
-                )
-                assert answer.status == 302, answer
-                version = fleet.versions([game])[game.id]
-                until(lambda m=mine, v=version: all(s.first_seen(v) for s in m), 5)
-                for stream in mine:
-                    seen = stream.first_seen(version)
-                    if seen is None:
-                        missed += 1
-                    else:
-                        delays.append(seen - answer.sent)
+        delays, missed = play_watched(fleet, games, watching)
         figure("event delay (s): p95, max", (p95(delays), max(delays)))
         assert missed == 0
         assert p95(delays) <= 0.050, sorted(delays)[-10:]
@@ -233,6 +253,7 @@ def lost_and_resent(fleet, player: Player, games) -> None:
 
 
 @WITH_REDIS
+@pytest.mark.timing
 def test_kill_9_of_one_host_during_play(fleet):
     games = fleet.games("kill", 30)
     streams, watching = watch(fleet, games, per_game=10)
