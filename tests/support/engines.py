@@ -11,10 +11,11 @@ only, the one every machine has: a test in this process that asks for no
 database (pytest-django refuses it one), one whose server processes share the
 `backend` fixture's database (tests/support/hosts.py: each broker's, as a
 parameter), one marked `@pytest.mark.no_database` whose processes use none of
-the pass's (make, a stand-in checkout), and a browser test on pytest-django's
-live server, which checks what the browser shows and does (the pages' queries
-run on both engines in the in-process tests). Browser tests against `make
-serve`, whose live updates travel through the pass's broker, run in both.
+the pass's (make, a stand-in checkout), and a browser test, which checks what
+the browser shows and does: the pages' queries run on both engines in the
+in-process tests, and live updates cross every broker in
+tests/test_live_hosts.py and the fleet's tests, in the stream format the
+browser reads whatever the broker.
 
 The hooks are imported by tests/conftest.py.
 """
@@ -53,7 +54,7 @@ def _runs_elsewhere(item) -> bool:
 
 def _uses_the_pass_database(item) -> bool:
     fixtures = getattr(item, "fixturenames", ())
-    if "backend" in fixtures or {"browser", "live_server"} <= set(fixtures):
+    if "backend" in fixtures or "browser" in fixtures:
         return False
     # pytest-django sets the test database up for the `db` fixtures and the
     # django_db mark only; a test's served apps take a database of the pass's.
