@@ -10,7 +10,7 @@ pytestmark = pytest.mark.processes
 
 
 def test_a_short_run_reports_each_phase_with_every_event_heard(tmp_path):
-    with fresh_database(tmp_path, "stall") as url:
+    with fresh_database(tmp_path, "stall", migrated=True) as url:
         phases = stall.measure(
             stall.ROOT, url, duration=2, port=free_port(), workdir=tmp_path
         )
