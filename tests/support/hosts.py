@@ -16,6 +16,7 @@ Redis skips the test and says so; with REQUIRE_POSTGRES=1 or REQUIRE_REDIS=1
 
 import atexit
 import functools
+import itertools
 import json
 import os
 import queue
@@ -178,14 +179,23 @@ def _sqlite_database(path: Path) -> str:
     return url
 
 
-def respelled(database_url: str) -> str:
+def other_spelling(database_url: str) -> str | None:
     """The same PostgreSQL database, its host spelled the other way
-    (127.0.0.1 and localhost): as two hosts' variables may name it."""
+    (127.0.0.1 and localhost): as two hosts' variables may name it. None when
+    no other spelling is known (SQLite, another host)."""
     parts = urllib.parse.urlsplit(database_url)
     other = {"127.0.0.1": "localhost", "localhost": "127.0.0.1"}.get(parts.hostname)
     if other is None:
-        pytest.skip(f"no other spelling known for the host of {database_url}")
+        return None
     return parts._replace(netloc=parts.netloc.replace(parts.hostname, other)).geturl()
+
+
+def respelled(database_url: str) -> str:
+    """`other_spelling`, or a skip that says there is none."""
+    other = other_spelling(database_url)
+    if other is None:
+        pytest.skip(f"no other spelling known for the host of {database_url}")
+    return other
 
 
 def _redis_reachable() -> None:
@@ -308,7 +318,8 @@ def serving(backend: dict, count: int, *, log=subprocess.DEVNULL, each=(), **env
 
 
 # Users, their sessions (logged in server-side, like Client.force_login) and games
-# between alice and bob, made through the services; printed as JSON.
+# between alice and bob, made through the services; printed as JSON. Each name
+# ends with SUFFIX; the sessions are keyed by the name without it.
 GAMES_SCRIPT = """
 import json
 from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
@@ -318,7 +329,7 @@ from games import services
 
 users, sessions = {}, {}
 for name in ("alice", "bob", "carol"):
-    users[name] = get_user_model().objects.create_user(name)
+    users[name] = get_user_model().objects.create_user(name + SUFFIX)
     session = SessionStore()
     session[SESSION_KEY] = str(users[name].pk)
     session[BACKEND_SESSION_KEY] = "django.contrib.auth.backends.ModelBackend"
@@ -335,8 +346,24 @@ print(json.dumps({"sessions": sessions, "games": {g.pk: g.version for g in games
 CSRF = "a" * 32  # a CSRF secret of our own choosing, sent as cookie and field
 
 
-def games(backend: dict, count: int) -> tuple[dict, dict[int, int]]:
-    output = manage(backend, "shell", "-c", GAMES_SCRIPT.replace("COUNT", str(count)))
+_suffixes = itertools.count(1)
+
+
+def fresh_suffix() -> str:
+    """A suffix for the names of one test's users, new in this test process:
+    tests that share a database (and its servers) each have their own alice,
+    bob and carol."""
+    return f"_{next(_suffixes)}"
+
+
+def games(
+    backend: dict, count: int, *, suffix: str = ""
+) -> tuple[dict, dict[int, int]]:
+    """Users alice, bob and carol (each name + `suffix`), a session each, and
+    `count` games of alice against bob: their sessions (keyed by the names
+    without the suffix) and the games' versions by id."""
+    script = GAMES_SCRIPT.replace("COUNT", str(count)).replace("SUFFIX", repr(suffix))
+    output = manage(backend, "shell", "-c", script)
     made = json.loads(output.strip().splitlines()[-1])
     return made["sessions"], {int(k): v for k, v in made["games"].items()}
 
