@@ -60,7 +60,10 @@ def fleet(backend):
     else:
         urls = [url] * 3 + [hosts.other_spelling(url) or url]
     each = [{"DATABASE_URL": database_url} for database_url in urls]
-    with hosts.serving(backend, len(urls), each=each) as (ports, processes):
+    # No task worker beside each server (`make serve` starts one): these tests
+    # enqueue no task they wait for, and each worker is one more Django process.
+    servers = hosts.serving(backend, len(urls), each=each, TASK_WORKERS="0")
+    with servers as (ports, processes):
         yield Fleet(ports, processes, urls)
 
 
