@@ -15,6 +15,10 @@ from .support.hosts import EVERY_BROKER, Watcher
 
 pytestmark = pytest.mark.processes
 
+# No task worker beside each server (`make serve` starts one): these tests
+# enqueue no task they wait for, and each worker is one more Django process.
+NO_TASK_WORKER = {"TASK_WORKERS": "0"}
+
 
 def _log_out(port: int, session: str) -> int:
     """POST /accounts/logout/ as the browser's form would; returns the status."""
@@ -45,8 +49,8 @@ def test_a_logout_or_deactivation_elsewhere_ends_the_streams_of_a_process(
     # The servers and the shell share the sockets' directory (SQLite), and the
     # servers their session cache (files, or Redis), as `make serve`'s do.
     backend = backend | {"DJANGO_CACHE_DIR": str(tmp_path / "cache")}
-    shared = "tests.settings_shared_sessions"
-    with hosts.serving(backend, 2, DJANGO_SETTINGS_MODULE=shared) as (ports, _):
+    shared = {"DJANGO_SETTINGS_MODULE": "tests.settings_shared_sessions"}
+    with hosts.serving(backend, 2, **shared, **NO_TASK_WORKER) as (ports, _):
         sessions, games = hosts.games(backend, 1)
         [(game_id, version)] = games.items()
         watched = [f"/games/{game_id}/events/?v={version}", "/lobby/events/"]
@@ -83,7 +87,7 @@ def test_a_process_that_lost_its_broker_rechecks_every_stream_when_back(backend)
     listener's reconnect re-checks every open stream's session."""
     import psycopg
 
-    with hosts.serving(backend, 1) as (ports, _):
+    with hosts.serving(backend, 1, **NO_TASK_WORKER) as (ports, _):
         sessions, _ = hosts.games(backend, 1)
         watchers = {
             name: Watcher(ports[0], "/lobby/events/", sessions[name])

@@ -7,24 +7,33 @@ would and `Watcher` reads one stream in a thread.
 
 The `backend` fixture (registered in tests/conftest.py) gives what the processes
 share: a SQLite file (news by local sockets), a PostgreSQL database
-(LISTEN/NOTIFY) or PostgreSQL with Redis (pub/sub). A missing PostgreSQL or Redis
-skips the test and says so; with REQUIRE_POSTGRES=1 or REQUIRE_REDIS=1 (CI) it
-fails instead.
+(LISTEN/NOTIFY) or PostgreSQL with Redis (pub/sub), already migrated (a copy of
+a database migrated once per test process, so `serving` need not migrate it);
+`database` gives the same to a fixture of wider scope. A missing PostgreSQL or
+Redis skips the test and says so; with REQUIRE_POSTGRES=1 or REQUIRE_REDIS=1
+(CI) it fails instead.
 """
 
+import atexit
+import functools
+import itertools
 import json
 import os
 import queue
 import secrets
+import shutil
 import signal
 import socket
+import sqlite3
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import urllib.parse
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from http.client import HTTPConnection
+from pathlib import Path
 
 import pytest
 
@@ -89,8 +98,52 @@ def _unavailable(reason: str, required_by: str) -> None:
     pytest.skip(reason)
 
 
+PREFIX = os.environ.get("LIVE_TEST_DB_PREFIX", "test_live_")
+
+
+def _postgres_url(name: str) -> str:
+    return POSTGRES_URL.rsplit("/", 1)[0] + "/" + name
+
+
+def _admin_sql(sql: str) -> None:
+    """CREATE or DROP DATABASE on the PostgreSQL server of POSTGRES_URL."""
+    import psycopg
+
+    with psycopg.connect(POSTGRES_URL, autocommit=True, connect_timeout=3) as admin:
+        admin.execute(sql)
+
+
+# The DATABASE_URLs of the databases copied from a migrated template: `serving`
+# does not migrate them again (0.8 s of CPU for a migrate that finds nothing to
+# do, 2.9 s on an empty database).
+_migrated: set[str] = set()
+
+
+@functools.cache
+def _migrated_template(engine: str) -> str:
+    """A database of `engine` ("sqlite" or "postgresql", the latter on
+    POSTGRES_URL's server) migrated once per test process with the servers'
+    variables (tests.settings): its URL. Named apart from those of any other
+    test process (pytest-xdist's, another run's), and removed at exit. The
+    migrations make no SiteIdentity row, so each copy still draws a Redis
+    channel of its own."""
+    if engine == "sqlite":
+        directory = tempfile.mkdtemp(prefix="ttt-live-template-")
+        atexit.register(shutil.rmtree, directory, ignore_errors=True)
+        url = f"sqlite:///{directory}/template.sqlite3"
+    else:
+        name = f"{PREFIX}template{served._worker_suffix()}_{secrets.token_hex(4)}"
+        _admin_sql(f'CREATE DATABASE "{name}"')
+        atexit.register(_admin_sql, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        url = _postgres_url(name)
+    manage({"DATABASE_URL": url}, "migrate", "--noinput", "-v", "0")
+    return url
+
+
+@contextmanager
 def _postgres_database():
-    """A fresh PostgreSQL database (skipped, and said so, only when it is down)."""
+    """A fresh PostgreSQL database, a copy of the migrated template (skipped, and
+    said so, only when PostgreSQL is down)."""
     import psycopg
 
     try:
@@ -99,24 +152,50 @@ def _postgres_database():
         _unavailable(
             f"PostgreSQL unreachable at {POSTGRES_URL}: {exc}", "REQUIRE_POSTGRES"
         )
-    prefix = os.environ.get("LIVE_TEST_DB_PREFIX", "test_live_")
-    name = f"{prefix}{secrets.token_hex(4)}"
-    admin.execute(f'CREATE DATABASE "{name}"')
-    try:
-        yield POSTGRES_URL.rsplit("/", 1)[0] + "/" + name
-    finally:
-        admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        admin.close()
+    with admin:
+        template = _migrated_template("postgresql").rsplit("/", 1)[1]
+        name = f"{PREFIX}{secrets.token_hex(4)}"
+        admin.execute(f'CREATE DATABASE "{name}" TEMPLATE "{template}"')
+        url = _postgres_url(name)
+        _migrated.add(url)
+        try:
+            yield url
+        finally:
+            _migrated.discard(url)
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
-def respelled(database_url: str) -> str:
+def _sqlite_database(path: Path) -> str:
+    """A copy of the migrated SQLite template at `path` (SQLite's backup API): its
+    URL."""
+    template = _migrated_template("sqlite").removeprefix("sqlite:///")
+    with (
+        closing(sqlite3.connect(template)) as source,
+        closing(sqlite3.connect(path)) as copy,
+    ):
+        source.backup(copy)
+    url = f"sqlite:///{path}"
+    _migrated.add(url)
+    return url
+
+
+def other_spelling(database_url: str) -> str | None:
     """The same PostgreSQL database, its host spelled the other way
-    (127.0.0.1 and localhost): as two hosts' variables may name it."""
+    (127.0.0.1 and localhost): as two hosts' variables may name it. None when
+    no other spelling is known (SQLite, another host)."""
     parts = urllib.parse.urlsplit(database_url)
     other = {"127.0.0.1": "localhost", "localhost": "127.0.0.1"}.get(parts.hostname)
     if other is None:
-        pytest.skip(f"no other spelling known for the host of {database_url}")
+        return None
     return parts._replace(netloc=parts.netloc.replace(parts.hostname, other)).geturl()
+
+
+def respelled(database_url: str) -> str:
+    """`other_spelling`, or a skip that says there is none."""
+    other = other_spelling(database_url)
+    if other is None:
+        pytest.skip(f"no other spelling known for the host of {database_url}")
+    return other
 
 
 def _redis_reachable() -> None:
@@ -128,20 +207,28 @@ def _redis_reachable() -> None:
         _unavailable(f"Redis unreachable at {REDIS_URL}: {exc}", "REQUIRE_REDIS")
 
 
+@contextmanager
+def database(kind: str, directory: Path):
+    """What the server processes share, as their variables: a SQLite file in
+    `directory` (news by local sockets), a PostgreSQL database (LISTEN/NOTIFY),
+    or a PostgreSQL database with REDIS_URL (Redis pub/sub) for `kind` "sqlite",
+    "postgresql" or "redis"; migrated."""
+    if kind == "sqlite":
+        yield {"DATABASE_URL": _sqlite_database(directory / "live.sqlite3")}
+        return
+    if kind == "redis":
+        _redis_reachable()
+    with _postgres_database() as database_url:
+        env = {"DATABASE_URL": database_url}
+        if kind == "redis":
+            env["REDIS_URL"] = REDIS_URL
+        yield env
+
+
 @pytest.fixture
 def backend(request, tmp_path):
-    """What the server processes share, as their variables: a SQLite file (news
-    by local sockets), a PostgreSQL database (LISTEN/NOTIFY), or a PostgreSQL
-    database with REDIS_URL (Redis pub/sub)."""
-    if request.param == "sqlite":
-        yield {"DATABASE_URL": f"sqlite:///{tmp_path / 'live.sqlite3'}"}
-        return
-    if request.param == "redis":
-        _redis_reachable()
-    for database_url in _postgres_database():
-        env = {"DATABASE_URL": database_url}
-        if request.param == "redis":
-            env["REDIS_URL"] = REDIS_URL
+    """`database(kind)` for one test, the kind its parameter."""
+    with database(request.param, tmp_path) as env:
         yield env
 
 
@@ -201,8 +288,10 @@ def serving(backend: dict, count: int, *, log=subprocess.DEVNULL, each=(), **env
     on one database, as if on `count` hosts; yields their ports and processes.
     `log` is one file for all their output or a list of one file each; `each`
     a list of the variables of each server that differ (e.g. how DATABASE_URL
-    spells the database)."""
-    manage(backend, "migrate", "--noinput", "-v", "0")
+    spells the database). A database the `backend` fixture made is migrated
+    already; any other is migrated first."""
+    if backend["DATABASE_URL"] not in _migrated:
+        manage(backend, "migrate", "--noinput", "-v", "0")
     ports = [served.free_port() for _ in range(count)]
     logs = log if isinstance(log, list) else [log] * count
     own = list(each) or [{}] * count
@@ -229,7 +318,8 @@ def serving(backend: dict, count: int, *, log=subprocess.DEVNULL, each=(), **env
 
 
 # Users, their sessions (logged in server-side, like Client.force_login) and games
-# between alice and bob, made through the services; printed as JSON.
+# between alice and bob, made through the services; printed as JSON. Each name
+# ends with SUFFIX; the sessions are keyed by the name without it.
 GAMES_SCRIPT = """
 import json
 from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
@@ -239,7 +329,7 @@ from games import services
 
 users, sessions = {}, {}
 for name in ("alice", "bob", "carol"):
-    users[name] = get_user_model().objects.create_user(name)
+    users[name] = get_user_model().objects.create_user(name + SUFFIX)
     session = SessionStore()
     session[SESSION_KEY] = str(users[name].pk)
     session[BACKEND_SESSION_KEY] = "django.contrib.auth.backends.ModelBackend"
@@ -256,8 +346,24 @@ print(json.dumps({"sessions": sessions, "games": {g.pk: g.version for g in games
 CSRF = "a" * 32  # a CSRF secret of our own choosing, sent as cookie and field
 
 
-def games(backend: dict, count: int) -> tuple[dict, dict[int, int]]:
-    output = manage(backend, "shell", "-c", GAMES_SCRIPT.replace("COUNT", str(count)))
+_suffixes = itertools.count(1)
+
+
+def fresh_suffix() -> str:
+    """A suffix for the names of one test's users, new in this test process:
+    tests that share a database (and its servers) each have their own alice,
+    bob and carol."""
+    return f"_{next(_suffixes)}"
+
+
+def games(
+    backend: dict, count: int, *, suffix: str = ""
+) -> tuple[dict, dict[int, int]]:
+    """Users alice, bob and carol (each name + `suffix`), a session each, and
+    `count` games of alice against bob: their sessions (keyed by the names
+    without the suffix) and the games' versions by id."""
+    script = GAMES_SCRIPT.replace("COUNT", str(count)).replace("SUFFIX", repr(suffix))
+    output = manage(backend, "shell", "-c", script)
     made = json.loads(output.strip().splitlines()[-1])
     return made["sessions"], {int(k): v for k, v in made["games"].items()}
 
