@@ -134,6 +134,34 @@ def test_a_reset_whose_address_was_removed_meanwhile_is_not_sent(
     ]
 
 
+@pytest.mark.parametrize(
+    ("address", "template"),
+    [
+        ("dora@example.com", "account/email/password_reset_key"),
+        ("nobody@example.com", "account/email/unknown_account"),
+    ],
+)
+def test_a_reset_request_builds_no_mail_whether_the_address_is_known_or_not(
+    settings, make_user, monkeypatch, address, template
+):
+    """The request queues the references only: it renders no mail, so a reset
+    for an address with an account costs what one without costs (the served
+    timing tests measure it; building the reset mail in the request took 5 ms
+    more on PostgreSQL)."""
+    settings.MAILERS = QUEUED
+    confirmed(make_user("dora"), "dora@example.com")
+
+    def refuse(refs):
+        raise AssertionError(f"{refs['template']} built in the request")
+
+    monkeypatch.setattr("accounts.account_mail.build", refuse)
+    response = Client().post("/accounts/password/reset/", {"email": address})
+    assert response.status_code == 302
+    (task,) = DBTaskResult.objects.all()
+    (refs,) = task.args_kwargs["args"]
+    assert (refs["template"], refs["to"]) == (template, address)
+
+
 def test_a_notice_is_queued_as_plain_values_and_built_by_the_worker(
     settings, run_tasks, client_for, alice
 ):

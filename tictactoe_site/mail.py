@@ -87,6 +87,23 @@ def built_by_worker(message, references: dict):
     return message
 
 
+def queues_references() -> bool:
+    """Whether the default mailer is the queue, which stores a message marked
+    `built_by_worker` as its references only: then the request need not build
+    it (`queue_references`)."""
+    return isinstance(mailers["default"], QueuedEmailBackend)
+
+
+def queue_references(references: dict) -> None:
+    """Queue the mail `references` stand for, unbuilt: the worker builds it.
+    A request that sends a mail this way costs the same whatever the mail
+    says (a reset for an address with an account or without one), so its time
+    tells no one which it was."""
+    if references.get("build") not in BUILDERS:
+        raise ValueError(f"No builder for {references.get('build')!r}.")
+    deliver.enqueue({**references, "request_id": logs.current_request_id()})
+
+
 def to_queue(message) -> dict:
     """What the queue stores for `message`: its references, or its text, and
     the id of the request that queued it (the worker's lines about it name it)."""
