@@ -22,6 +22,7 @@ from .support.fleet import (
     Player,
     Reader,
     copy_checkout,
+    move_seen,
     p95,
     running_fleet,
     until,
@@ -90,21 +91,13 @@ def play_watched(fleet, games, watching) -> tuple[list[float], int]:
     game's watchers before the next: each delay from a move's sending to a
     watcher seeing it, and how many watchers never did (within 5 s)."""
     delays, missed = [], 0
-    for ply, (row, col) in enumerate(DRAW):
+    for ply in range(len(DRAW)):
         for game in games:
             mine = [s for s in watching if s.path == game.events()]
-            answer = fleet.visitor(game.mover(ply)).post(
-                f"/games/{game.id}/move/", {"row": row, "col": col, "ply": ply}
-            )
+            answer, seen = move_seen(fleet, game, ply, mine, 5)
             assert answer.status == 302, answer
-            version = fleet.versions([game])[game.id]
-            until(lambda m=mine, v=version: all(s.first_seen(v) for s in m), 5)
-            for stream in mine:
-                seen = stream.first_seen(version)
-                if seen is None:
-                    missed += 1
-                else:
-                    delays.append(seen - answer.sent)
+            missed += seen.count(None)
+            delays += [delay for delay in seen if delay is not None]
     return delays, missed
 
 

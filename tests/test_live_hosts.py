@@ -198,12 +198,9 @@ def test_stopping_the_server_ends_open_streams_cleanly_and_in_time(backend, tmp_
     assert output.count("Finished server process") == 2, output
 
 
-@SEVERAL_HOSTS
-def test_a_move_through_any_of_four_server_processes_reaches_all_of_them(
-    backend, fleet
-):
-    """As if on 4 hosts: watchers on every process, a move through each in turn."""
-    ports = fleet.ports
+def each_move_reaches_every_port(backend, ports: list[int], cells) -> None:
+    """A new game; carol watches it on every port; its moves `cells` go
+    through the ports in turn, and each reaches every watcher."""
     sessions, games = hosts.games(backend, 1, suffix=hosts.fresh_suffix())
     [(game_id, version)] = games.items()
     watchers = [
@@ -212,14 +209,22 @@ def test_a_move_through_any_of_four_server_processes_reaches_all_of_them(
     ]
     for watcher in watchers:
         assert watcher.next() == ("status", 200)
-    cells = [(0, 0), (1, 1), (0, 1), (2, 2)]
     for ply, (port, (row, col)) in enumerate(zip(ports, cells, strict=True)):
         player = sessions["alice" if ply % 2 == 0 else "bob"]
         assert hosts.play(port, player, game_id, row, col, ply) == 302
         version += 1
-        assert [watcher.next() for watcher in watchers] == [("id", version)] * 4
+        heard = [watcher.next() for watcher in watchers]
+        assert heard == [("id", version)] * len(ports)
     for watcher in watchers:
         watcher.close()
+
+
+@SEVERAL_HOSTS
+def test_a_move_through_any_of_four_server_processes_reaches_all_of_them(
+    backend, fleet
+):
+    """As if on 4 hosts: watchers on every process, a move through each in turn."""
+    each_move_reaches_every_port(backend, fleet.ports, [(0, 0), (1, 1), (0, 1), (2, 2)])
 
 
 @pytest.mark.parametrize("backend", ["redis"], indirect=True)
@@ -232,19 +237,4 @@ def test_processes_that_spell_the_database_differently_hear_each_other(backend, 
         respelled,
     ]
     ports = [fleet.ports[0], fleet.ports[-1]]
-    sessions, games = hosts.games(backend, 1, suffix=hosts.fresh_suffix())
-    [(game_id, version)] = games.items()
-    watchers = [
-        Watcher(port, f"/games/{game_id}/events/?v={version}", sessions["carol"])
-        for port in ports
-    ]
-    for watcher in watchers:
-        assert watcher.next() == ("status", 200)
-    cells = [(0, 0), (1, 1)]
-    for ply, (port, (row, col)) in enumerate(zip(ports, cells, strict=True)):
-        player = sessions["alice" if ply % 2 == 0 else "bob"]
-        assert hosts.play(port, player, game_id, row, col, ply) == 302
-        version += 1
-        assert [watcher.next() for watcher in watchers] == [("id", version)] * 2
-    for watcher in watchers:
-        watcher.close()
+    each_move_reaches_every_port(backend, ports, [(0, 0), (1, 1)])

@@ -37,10 +37,9 @@ from pathlib import Path
 import psycopg
 
 from tests.support.fleet import (
-    DRAW,
     NGINX,
     SITE,
-    Visitor,
+    move_seen,
     running_fleet,
     until,
 )
@@ -136,21 +135,12 @@ def bench_events(fleet, games, streams, moves: int) -> dict:
         game = games[n % len(games)]
         ply = plies[game.id]
         plies[game.id] = ply + 1
-        row, col = DRAW[ply]
         watching = [s for s in streams.streams if s.path == game.events()]
-        answer = Visitor(fleet.port, game.mover(ply)).post(
-            f"/games/{game.id}/move/", {"row": row, "col": col, "ply": ply}
-        )
+        answer, seen = move_seen(fleet, game, ply, watching, 10)
         if answer.status != 302:
             raise SystemExit(f"a move answered {answer}")
-        version = fleet.versions([game])[game.id]
-        until(lambda w=watching, v=version: all(s.first_seen(v) for s in w), 10)
-        for stream in watching:
-            seen = stream.first_seen(version)
-            if seen is None:
-                missed += 1
-            else:
-                delays.append(1000 * (seen - answer.sent))
+        missed += seen.count(None)
+        delays += [1000 * delay for delay in seen if delay is not None]
     return {
         "samples": len(delays),
         "missed": missed,

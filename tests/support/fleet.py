@@ -641,6 +641,23 @@ class Fleet:
         return host
 
 
+def move_seen(fleet: Fleet, game: Game, ply: int, watching, timeout: float):
+    """`game`'s move `ply` of DRAW, sent through nginx; once it is stored, wait
+    (at most `timeout` s) until every stream of `watching` has announced it.
+    The move's answer and, per stream, the seconds from sending to the
+    announcement (None: not within `timeout`; [] when the move was refused)."""
+    row, col = DRAW[ply]
+    answer = fleet.visitor(game.mover(ply)).post(
+        f"/games/{game.id}/move/", {"row": row, "col": col, "ply": ply}
+    )
+    if answer.status != 302:
+        return answer, []
+    version = fleet.versions([game])[game.id]
+    until(lambda: all(stream.first_seen(version) for stream in watching), timeout)
+    seen = [stream.first_seen(version) for stream in watching]
+    return answer, [None if at is None else at - answer.sent for at in seen]
+
+
 @contextmanager
 def running_fleet(
     directory: Path, name: str, *, redis: bool, database_url=None, env=None
