@@ -94,18 +94,11 @@ class AccountAdapter(DefaultAccountAdapter):
         header reaches a mail; through Django's mail API. A mail server that
         fails is logged, and the page is the same as when it works (no one
         learns from an error which mails go out). The queue takes the
-        references unbuilt (the worker builds the mail), so a request costs the
-        same whichever mail it sends: its time does not tell whether an address
-        has an account."""
+        references unbuilt (tictactoe_site.mail.send_references), so a request
+        costs the same whichever mail it sends."""
         references = account_mail.references(template_prefix, email, context)
-        if mail.queues_references():
-            mail.queue_references(references)
-            return
-        message = account_mail.build(references)
-        if message is None:
-            return
         try:
-            message.send()
+            mail.send_references(references)
         except OSError as error:  # smtplib's errors and refused connections
             logger.warning("Could not send %s: %r", template_prefix, error)
 

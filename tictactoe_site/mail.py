@@ -77,38 +77,45 @@ def from_json(fields: dict) -> EmailMultiAlternatives:
     return message
 
 
+def _known(references: dict) -> dict:
+    """`references`, if BUILDERS names their builder."""
+    if references.get("build") not in BUILDERS:
+        raise ValueError(f"No builder for {references.get('build')!r}.")
+    return references
+
+
 def built_by_worker(message, references: dict):
     """Mark `message` to be queued as `references` ({"build": a key of
     BUILDERS, ...}) instead of its text: the worker builds it again from them.
     Other mailers (the console, tests' outbox) send it as it is."""
-    if references.get("build") not in BUILDERS:
-        raise ValueError(f"No builder for {references.get('build')!r}.")
-    setattr(message, REFERENCES, references)
+    setattr(message, REFERENCES, _known(references))
     return message
 
 
-def queues_references() -> bool:
-    """Whether the default mailer is the queue, which stores a message marked
-    `built_by_worker` as its references only: then the request need not build
-    it (`queue_references`)."""
-    return isinstance(mailers["default"], QueuedEmailBackend)
+def send_references(references: dict) -> None:
+    """Send the mail `references` stand for. The queue (the default mailer)
+    takes them unbuilt, and the worker builds the mail: a request costs the
+    same whatever its mail says (a reset for an address with an account or
+    without one), so its time tells no one which it was. Other mailers get it
+    built now; nothing is sent when its builder finds nothing to send."""
+    if isinstance(mailers["default"], QueuedEmailBackend):
+        deliver.enqueue(_queued(_known(references)))
+        return
+    message = from_queue(references)
+    if message is not None:
+        message.send()
 
 
-def queue_references(references: dict) -> None:
-    """Queue the mail `references` stand for, unbuilt: the worker builds it.
-    A request that sends a mail this way costs the same whatever the mail
-    says (a reset for an address with an account or without one), so its time
-    tells no one which it was."""
-    if references.get("build") not in BUILDERS:
-        raise ValueError(f"No builder for {references.get('build')!r}.")
-    deliver.enqueue({**references, "request_id": logs.current_request_id()})
+def _queued(fields: dict) -> dict:
+    """`fields` with the id of the request that queued them (the worker's lines
+    about the mail name it)."""
+    return {**fields, "request_id": logs.current_request_id()}
 
 
 def to_queue(message) -> dict:
     """What the queue stores for `message`: its references, or its text, and
-    the id of the request that queued it (the worker's lines about it name it)."""
-    fields = getattr(message, REFERENCES, None) or to_json(message)
-    return {**fields, "request_id": logs.current_request_id()}
+    the id of the request that queued it."""
+    return _queued(getattr(message, REFERENCES, None) or to_json(message))
 
 
 def from_queue(fields: dict) -> EmailMultiAlternatives | None:
