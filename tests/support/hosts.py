@@ -24,14 +24,13 @@ import secrets
 import shutil
 import signal
 import socket
-import sqlite3
 import subprocess
 import sys
 import tempfile
 import threading
 import time
 import urllib.parse
-from contextlib import closing, contextmanager
+from contextlib import contextmanager
 from http.client import HTTPConnection
 from pathlib import Path
 
@@ -105,14 +104,6 @@ def _postgres_url(name: str) -> str:
     return POSTGRES_URL.rsplit("/", 1)[0] + "/" + name
 
 
-def _admin_sql(sql: str) -> None:
-    """CREATE or DROP DATABASE on the PostgreSQL server of POSTGRES_URL."""
-    import psycopg
-
-    with psycopg.connect(POSTGRES_URL, autocommit=True, connect_timeout=3) as admin:
-        admin.execute(sql)
-
-
 # The DATABASE_URLs of the databases copied from a migrated template: `serving`
 # does not migrate them again (0.8 s of CPU for a migrate that finds nothing to
 # do, 2.9 s on an empty database).
@@ -133,8 +124,12 @@ def _migrated_template(engine: str) -> str:
         url = f"sqlite:///{directory}/template.sqlite3"
     else:
         name = f"{PREFIX}template{served._worker_suffix()}_{secrets.token_hex(4)}"
-        _admin_sql(f'CREATE DATABASE "{name}"')
-        atexit.register(_admin_sql, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        served.admin_sql(f'CREATE DATABASE "{name}"', POSTGRES_URL)
+        atexit.register(
+            served.admin_sql,
+            f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)',
+            POSTGRES_URL,
+        )
         url = _postgres_url(name)
     manage({"DATABASE_URL": url}, "migrate", "--noinput", "-v", "0")
     return url
@@ -168,12 +163,7 @@ def _postgres_database():
 def _sqlite_database(path: Path) -> str:
     """A copy of the migrated SQLite template at `path` (SQLite's backup API): its
     URL."""
-    template = _migrated_template("sqlite").removeprefix("sqlite:///")
-    with (
-        closing(sqlite3.connect(template)) as source,
-        closing(sqlite3.connect(path)) as copy,
-    ):
-        source.backup(copy)
+    served.copy_sqlite(_migrated_template("sqlite").removeprefix("sqlite:///"), path)
     url = f"sqlite:///{path}"
     _migrated.add(url)
     return url

@@ -101,9 +101,9 @@ def _migrated_template() -> str:
     if on_postgresql():
         url = urlsplit(os.environ["DATABASE_URL"])
         name = f"{url.path.lstrip('/')}_template{_worker_suffix()}"
-        _admin_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        _admin_sql(f'CREATE DATABASE "{name}"')
-        atexit.register(_admin_sql, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        admin_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        admin_sql(f'CREATE DATABASE "{name}"')
+        atexit.register(admin_sql, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         template_url = urlunsplit(url._replace(path=f"/{name}"))
     else:
         template_url = f"sqlite:///{directory}/template.sqlite3"
@@ -121,12 +121,23 @@ def _migrated_template() -> str:
     return template_url
 
 
-def _admin_sql(sql: str) -> None:
-    """Run `sql` (CREATE or DROP DATABASE) on the pass's PostgreSQL server."""
-    url = urlsplit(os.environ["DATABASE_URL"])
+def admin_sql(sql: str, server_url: str | None = None) -> None:
+    """Run `sql` (CREATE or DROP DATABASE) on the PostgreSQL server of
+    `server_url`, by default the pass's."""
+    url = urlsplit(server_url or os.environ["DATABASE_URL"])
     admin = urlunsplit(url._replace(path="/postgres"))
-    with psycopg.connect(admin, autocommit=True) as connection:
+    with psycopg.connect(admin, autocommit=True, connect_timeout=3) as connection:
         connection.execute(sql)
+
+
+def copy_sqlite(template: str, path: Path) -> None:
+    """The SQLite database file `template`, copied to `path` (the backup API:
+    a consistent copy)."""
+    with (
+        closing(sqlite3.connect(template)) as source,
+        closing(sqlite3.connect(path)) as copy,
+    ):
+        source.backup(copy)
 
 
 @contextmanager
@@ -136,25 +147,20 @@ def fresh_database(tmp_dir: Path, suffix: str, *, migrated: bool = False):
     if not on_postgresql():
         path = tmp_dir / f"{suffix}.sqlite3"
         if migrated:
-            template = urlsplit(_migrated_template()).path
-            with (
-                closing(sqlite3.connect(template)) as source,
-                closing(sqlite3.connect(path)) as copy,
-            ):
-                source.backup(copy)
+            copy_sqlite(urlsplit(_migrated_template()).path, path)
         yield f"sqlite:///{path}"
         return
     url = urlsplit(os.environ["DATABASE_URL"])
     name = f"{url.path.lstrip('/')}_{suffix}{_worker_suffix()}"
     template = urlsplit(_migrated_template()).path.lstrip("/") if migrated else None
-    _admin_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-    _admin_sql(
+    admin_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    admin_sql(
         f'CREATE DATABASE "{name}"' + (f' TEMPLATE "{template}"' if migrated else "")
     )
     try:
         yield urlunsplit(url._replace(path=f"/{name}"))
     finally:
-        _admin_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        admin_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 class ServedApp:
