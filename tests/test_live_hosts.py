@@ -8,7 +8,7 @@ ends them cleanly. The processes and their clients:
 tests/support/hosts.py. Nothing sleeps to synchronise: the one sleep keeps a
 process stopped for a set time.
 
-A broker's tests share its database and its server processes (`fleet`), each
+A broker's tests share its database and its server processes (`servers`), each
 test with users and games of its own, each leaving every process serving: the
 module starts 11 servers instead of 23, a second or two of CPU each. The
 SIGTERM test stops a server of its own.
@@ -35,21 +35,21 @@ pytestmark = pytest.mark.processes
 @pytest.fixture(scope="module")
 def backend(request, tmp_path_factory):
     """One database per broker for all of this module's tests (conftest's
-    `backend` makes one per test): the one `fleet` serves."""
+    `backend` makes one per test): the one `servers` serves."""
     directory = tmp_path_factory.mktemp(request.param)
     with hosts.database(request.param, directory) as env:
         yield env
 
 
 @dataclass
-class Fleet:
+class Servers:
     ports: list[int]
     processes: list[subprocess.Popen]
     database_urls: list[str]  # each process's DATABASE_URL
 
 
 @pytest.fixture(scope="module")
-def fleet(backend):
+def servers(backend):
     """The broker's server processes, shared by this module's tests: four on
     PostgreSQL (with or without Redis), as if on four hosts, the last spelling
     the database's host the other way (127.0.0.1, localhost) as another host's
@@ -62,9 +62,9 @@ def fleet(backend):
     each = [{"DATABASE_URL": database_url} for database_url in urls]
     # No task worker beside each server (`make serve` starts one): these tests
     # enqueue no task they wait for, and each worker is one more Django process.
-    servers = hosts.serving(backend, len(urls), each=each, TASK_WORKERS="0")
-    with servers as (ports, processes):
-        yield Fleet(ports, processes, urls)
+    started = hosts.serving(backend, len(urls), each=each, TASK_WORKERS="0")
+    with started as (ports, processes):
+        yield Servers(ports, processes, urls)
 
 
 class Browser:
@@ -94,8 +94,8 @@ class Browser:
 
 
 @EVERY_BROKER
-def test_a_move_through_one_server_process_reaches_a_stream_on_another(fleet):
-    ports = fleet.ports[:2]
+def test_a_move_through_one_server_process_reaches_a_stream_on_another(servers):
+    ports = servers.ports[:2]
     a, b = (f"http://127.0.0.1:{port}" for port in ports)
     suffix = hosts.fresh_suffix()
     alice, bob = Browser(), Browser()
@@ -126,11 +126,13 @@ STOPPED_SECONDS = 2.5  # a long pause or CPU starvation of one worker
 
 
 @EVERY_BROKER
-def test_every_watcher_catches_up_after_its_server_process_was_stopped(backend, fleet):
+def test_every_watcher_catches_up_after_its_server_process_was_stopped(
+    backend, servers
+):
     """40 moves while the watchers' process cannot read: far more changes than
     the kernel queues for it (net.unix.max_dgram_qlen, 10 by default). The
     process is continued even if the test fails: the next tests use it."""
-    ports, stopped = fleet.ports[:2], fleet.processes[0]
+    ports, stopped = servers.ports[:2], servers.processes[0]
     sessions, games = hosts.games(backend, 40, suffix=hosts.fresh_suffix())
     watchers = {
         (game_id, name): Watcher(
@@ -221,20 +223,24 @@ def each_move_reaches_every_port(backend, ports: list[int], cells) -> None:
 
 @SEVERAL_HOSTS
 def test_a_move_through_any_of_four_server_processes_reaches_all_of_them(
-    backend, fleet
+    backend, servers
 ):
     """As if on 4 hosts: watchers on every process, a move through each in turn."""
-    each_move_reaches_every_port(backend, fleet.ports, [(0, 0), (1, 1), (0, 1), (2, 2)])
+    each_move_reaches_every_port(
+        backend, servers.ports, [(0, 0), (1, 1), (0, 1), (2, 2)]
+    )
 
 
 @pytest.mark.parametrize("backend", ["redis"], indirect=True)
-def test_processes_that_spell_the_database_differently_hear_each_other(backend, fleet):
+def test_processes_that_spell_the_database_differently_hear_each_other(
+    backend, servers
+):
     """127.0.0.1 on one, localhost on the other: one database, one channel.
-    The fleet's first and last processes."""
+    The first and last of `servers`."""
     respelled = hosts.respelled(backend["DATABASE_URL"])
-    assert [fleet.database_urls[0], fleet.database_urls[-1]] == [
+    assert [servers.database_urls[0], servers.database_urls[-1]] == [
         backend["DATABASE_URL"],
         respelled,
     ]
-    ports = [fleet.ports[0], fleet.ports[-1]]
+    ports = [servers.ports[0], servers.ports[-1]]
     each_move_reaches_every_port(backend, ports, [(0, 0), (1, 1)])
