@@ -12,6 +12,7 @@ FLEET_REQUIRED=1 (CI) they fail instead.
 
 import signal
 import time
+from contextlib import ExitStack
 
 import pytest
 
@@ -46,10 +47,22 @@ HOSTS = len(ADDRESSES)
 @pytest.fixture(scope="module", params=["redis", "no-redis"])
 def fleet(request, tmp_path_factory):
     """Three hosts and nginx, with REDIS_URL (a Redis of the test's own) or
-    without (PostgreSQL LISTEN/NOTIFY); shared by the module's tests, each on
-    players and games of its own."""
+    without (PostgreSQL LISTEN/NOTIFY, on a PostgreSQL server of the fleet's
+    own, which a test restarts); shared by the module's tests, each on players
+    and games of its own. Each host runs README's default WEB_CONCURRENCY."""
     directory = tmp_path_factory.mktemp(f"fleet-{request.param}")
-    with running_fleet(directory, "fleet", redis=request.param == "redis") as fleet:
+    redis = request.param == "redis"
+    with ExitStack() as stack:
+        postgres = None if redis else stack.enter_context(private_postgres())
+        fleet = stack.enter_context(
+            running_fleet(
+                directory,
+                "fleet",
+                redis=redis,
+                postgres=postgres,
+                env={"WEB_CONCURRENCY": "2"},
+            )
+        )
         warm_up(fleet)
         yield fleet
 
@@ -402,18 +415,10 @@ def test_redis_stopped_for_10_s_costs_no_request(fleet):
 # --- PostgreSQL restarted -----------------------------------------------------------
 
 
-@pytest.fixture
-def fleet_on_private_postgres(tmp_path):
-    with private_postgres() as server:
-        url = server.create_database("tictactoe_fleet")
-        with running_fleet(tmp_path, "pg", redis=False, database_url=url) as fleet:
-            yield fleet, server
-
-
-def test_postgresql_restarted_pages_503_then_every_host_serves(
-    fleet_on_private_postgres,
-):
-    fleet, server = fleet_on_private_postgres
+# The fleet without Redis: its PostgreSQL server is its own to restart.
+@pytest.mark.parametrize("fleet", ["no-redis"], indirect=True)
+def test_postgresql_restarted_pages_503_then_every_host_serves(fleet):
+    server = fleet.postgres
     [game] = fleet.games("pg", 1)
     page = f"/games/{game.id}/"
     streams, watching = watch(fleet, [game], per_game=HOSTS)

@@ -24,7 +24,6 @@ from .support.served import (
     ServedApp,
     fresh_database,
     manage,
-    on_postgresql,
     serving,
 )
 
@@ -123,8 +122,6 @@ def test_a_password_change_in_one_process_ends_the_other_sessions_there(
 @pytest.fixture(scope="module")
 def hosts(tmp_path_factory):
     """Two hosts of one fleet: one PostgreSQL database, nothing else shared."""
-    if not on_postgresql():
-        pytest.skip("SQLite is one host by construction: no second host to ask")
     tmp_dir = tmp_path_factory.mktemp("served_sessions_hosts")
     with fresh_database(tmp_dir, "sessions_hosts", migrated=True) as database_url:
         apps = [
@@ -148,6 +145,8 @@ def on(host, browser):
     return copy
 
 
+# SQLite is one host by construction: there is no second host to ask.
+@pytest.mark.postgresql_only
 def test_logging_out_on_one_host_ends_the_session_on_the_other(hosts):
     host_a, host_b = hosts
     browser = sign_up(host_a, "fay")
@@ -158,6 +157,7 @@ def test_logging_out_on_one_host_ends_the_session_on_the_other(hosts):
     assert lobby_status(on(host_a, kept)) == LOGGED_OUT
 
 
+@pytest.mark.postgresql_only
 def test_a_password_change_on_one_host_ends_the_other_sessions_on_the_other(hosts):
     host_a, host_b = hosts
     sign_up(host_a, "gil")

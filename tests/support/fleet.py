@@ -39,6 +39,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
+from .private_postgres import PrivatePostgres
 from .private_redis import PrivateRedis
 from .served import ROOT, ServedApp, free_port, fresh_database
 
@@ -548,10 +549,12 @@ class Fleet:
         directory: Path,
         redis: PrivateRedis | None,
         env: dict[str, str],
+        postgres: PrivatePostgres | None = None,
     ):
         self.database_url = database_url
         self.directory = directory
         self.redis = redis
+        self.postgres = postgres  # the server of its own its database is on, if any
         self.release = copy_checkout(directory / "release-1")
         port = free_port()
         self.hosts = [
@@ -660,13 +663,22 @@ def move_seen(fleet: Fleet, game: Game, ply: int, watching, timeout: float):
 
 @contextmanager
 def running_fleet(
-    directory: Path, name: str, *, redis: bool, database_url=None, env=None
+    directory: Path,
+    name: str,
+    *,
+    redis: bool,
+    postgres: PrivatePostgres | None = None,
+    database_url=None,
+    env=None,
 ):
-    """A started fleet on a fresh database (or on `database_url`), with `env`
-    added to every host's variables; stopped after."""
+    """A started fleet on a fresh database (of the pass's server, or of the
+    private server `postgres`) or on `database_url`, with `env` added to every
+    host's variables; stopped after."""
     require_tools()
     with ExitStack() as stack:
-        if database_url is None:
+        if postgres is not None:
+            database_url = postgres.create_database(name)
+        elif database_url is None:
             database_url = stack.enter_context(
                 fresh_database(directory, name, migrated=True)
             )
@@ -675,7 +687,7 @@ def running_fleet(
             private = PrivateRedis()
             private.start()
             stack.callback(private.kill)
-        fleet = Fleet(database_url, directory, private, env or {})
+        fleet = Fleet(database_url, directory, private, env or {}, postgres)
         stack.callback(fleet.stop)
         fleet.start()
         yield fleet
