@@ -21,6 +21,7 @@ import pytest
 from django.conf import settings
 from django.core.cache import cache
 from django.core.signals import request_finished, request_started
+from django.db import connection
 from django.test import Client
 from playwright.sync_api import Browser, Page, Playwright, sync_playwright
 from playwright.sync_api import Error as PlaywrightError
@@ -203,6 +204,48 @@ def fresh_login_limits(transactional_db):
     browser comes from 127.0.0.1): they live in their own table, the "default"
     cache (accounts.rate_limits)."""
     cache.clear()
+
+
+# The live server answers each request in a thread of its own, every thread on
+# the test's one in-memory SQLite connection, which must never run two queries at
+# once (Django's documentation, LiveServerTestCase): a page's background POST
+# (its time zone, static/games/timezone.js) beside the next page's load failed
+# with "bad parameter or other API misuse". A request holds this lock from its
+# start to its end; the test's own queries take it too.
+DATABASE_TURN = threading.RLock()
+
+
+@pytest.fixture(autouse=True)
+def one_request_at_a_time(transactional_db):
+    held = threading.local()
+
+    def take() -> bool:
+        return DATABASE_TURN.acquire(timeout=TIMEOUT_MS / 1000)
+
+    def started(**kwargs):
+        held.turn = take()
+        assert held.turn, "a live-server request kept the database for too long"
+
+    def finished(**kwargs):
+        if getattr(held, "turn", False):
+            held.turn = False
+            DATABASE_TURN.release()
+
+    def in_turn(execute, sql, params, many, context):
+        assert take(), "a live-server request kept the database for too long"
+        try:
+            return execute(sql, params, many, context)
+        finally:
+            DATABASE_TURN.release()
+
+    request_started.connect(started, dispatch_uid="e2e_turn_started")
+    request_finished.connect(finished, dispatch_uid="e2e_turn_finished")
+    try:
+        with connection.execute_wrapper(in_turn):
+            yield
+    finally:
+        request_started.disconnect(dispatch_uid="e2e_turn_started")
+        request_finished.disconnect(dispatch_uid="e2e_turn_finished")
 
 
 @pytest.fixture(autouse=True)
