@@ -245,7 +245,7 @@ def test_every_probe_answers_any_host_without_a_log_line(client, caplog, path, h
 @pytest.fixture(scope="module")
 def served(tmp_path_factory):
     tmp_dir = tmp_path_factory.mktemp("served_health")
-    with serving(tmp_dir, "health", workers=2) as app:
+    with serving(tmp_dir, "health", workers=2, make_serve=True) as app:
         yield app
 
 

@@ -236,10 +236,9 @@ def children(pid: int) -> list[int]:
 
 
 def task_worker_pid(app) -> int:
-    (server,) = children(app.process.pid)  # make's child: tictactoe_site.serve
     (worker,) = [
         pid
-        for pid in children(server)
+        for pid in children(app.server_pid())
         if b"tictactoe_site.worker" in Path(f"/proc/{pid}/cmdline").read_bytes()
     ]
     return worker
@@ -259,6 +258,7 @@ def test_make_serve_starts_the_worker_again_when_it_dies(tmp_path):
             tmp_path,
             "worker_restart",
             workers=1,
+            make_serve=True,
             DJANGO_EMAIL_HOST="127.0.0.1",
             DJANGO_EMAIL_PORT=str(sink.port),
         ) as app:
@@ -306,7 +306,7 @@ def test_sigterm_to_a_single_process_server_stops_its_worker(tmp_path):
     process only, as `kill` or a container runtime does: the worker it started
     stops too, not left behind on its own."""
     with serving(tmp_path, "worker_sigterm", workers=1) as app:
-        (server,) = children(app.process.pid)  # make's child: tictactoe_site.serve
+        server = app.server_pid()
         worker = task_worker_pid(app)
         os.kill(server, signal.SIGTERM)
         wait_for(lambda: not running(server), "the server to stop")
@@ -319,7 +319,7 @@ def test_a_worker_whose_server_was_killed_stops(tmp_path):
     stops by itself, rather than running on beside the next server's worker
     under the same worker id."""
     with serving(tmp_path, "worker_orphan", workers=1) as app:
-        (server,) = children(app.process.pid)  # make's child: tictactoe_site.serve
+        server = app.server_pid()
         worker = task_worker_pid(app)
         os.kill(server, signal.SIGKILL)
         wait_for(lambda: not running(worker), "the orphaned worker to stop")

@@ -1,4 +1,5 @@
-"""The app as production runs it: `make serve` in a subprocess, on its own database.
+"""The app as production runs it, in a subprocess on its own database: `make
+serve`, or the server `make serve` runs once its release step is done.
 
 Used by every test that needs the real server (the production server under a
 storm and kill -9, sessions, the task worker, live play in a browser) and by the
@@ -121,6 +122,30 @@ def _migrated_template() -> str:
     return template_url
 
 
+@functools.cache
+def collected_static() -> Path:
+    """The static files, collected once per test process (`manage.py
+    collectstatic` with the served apps' variables), for the servers started
+    without the release step."""
+    directory = Path(tempfile.mkdtemp(prefix="ttt-static-"))
+    atexit.register(shutil.rmtree, directory, ignore_errors=True)
+    result = manage(
+        "collectstatic",
+        "--noinput",
+        "-v",
+        "0",
+        env={
+            **PRODUCTION_ENV,
+            "DJANGO_DEBUG": "0",
+            "DATABASE_URL": f"sqlite:///{directory}/unused.sqlite3",
+            "DJANGO_STATIC_ROOT": str(directory / "static"),
+            "DJANGO_CACHE_DIR": str(directory / "cache"),
+        },
+    )
+    assert result.returncode == 0, result.stderr
+    return directory / "static"
+
+
 def admin_sql(sql: str, server_url: str | None = None) -> None:
     """Run `sql` (CREATE or DROP DATABASE) on the PostgreSQL server of
     `server_url`, by default the pass's."""
@@ -168,6 +193,12 @@ class ServedApp:
 
     `app_root` serves another checkout of the app (its own `make install`
     done) the same way, as the benches do to compare it with this one.
+    `make_serve=False` starts the server alone, `python -m tictactoe_site.serve`
+    as `make serve` runs it after its release step, as a host restarted within
+    a release does: on a database migrated already, with the static files this
+    test process collected once (`collected_static`). The release step has tests
+    of its own (tests/test_release.py, the fleet's, `make serve` in
+    tests/test_health.py); skipping it spares each start two Django commands.
     """
 
     def __init__(
@@ -178,8 +209,10 @@ class ServedApp:
         workers: int = 3,
         port: int | None = None,
         app_root: Path = ROOT,
+        make_serve: bool = True,
     ):
         self.app_root = app_root
+        self.make_serve = make_serve
         self.python = (
             sys.executable if app_root == ROOT else str(app_root / ".venv/bin/python")
         )
@@ -193,7 +226,9 @@ class ServedApp:
             "DJANGO_DEBUG": "0",
             "DJANGO_ALLOWED_HOSTS": "127.0.0.1",
             "DATABASE_URL": database_url,
-            "DJANGO_STATIC_ROOT": str(tmp_dir / "static"),
+            "DJANGO_STATIC_ROOT": str(
+                tmp_dir / "static" if make_serve else collected_static()
+            ),
             "DJANGO_CACHE_DIR": str(tmp_dir / f"cache-{self.port}"),
             "HOST": "127.0.0.1",
             "PORT": str(self.port),
@@ -209,10 +244,13 @@ class ServedApp:
         self.wait_ready()
 
     def launch(self) -> None:
-        """Start `make serve`; `wait_ready` waits for it."""
+        """Start `make serve` (or the server alone: `make_serve`); `wait_ready`
+        waits for it."""
         log = self.log_path.open("a")
         self.process = subprocess.Popen(
-            ["make", "--no-print-directory", f"PYTHON={sys.executable}", "serve"],
+            ["make", "--no-print-directory", f"PYTHON={sys.executable}", "serve"]
+            if self.make_serve
+            else [self.python, "-m", "tictactoe_site.serve"],
             cwd=self.app_root,
             env=self.env,
             stdout=log,
@@ -240,7 +278,8 @@ class ServedApp:
         raise RuntimeError(f"make serve did not answer in time:\n{self.log()}")
 
     def kill(self) -> None:
-        """kill -9 every process of the server (make, the server and its workers)."""
+        """kill -9 every process of the server (make, the server and its workers;
+        its process group)."""
         os.killpg(self.process.pid, signal.SIGKILL)
         self.process.wait(timeout=30)
 
@@ -267,19 +306,27 @@ class ServedApp:
     def browser(self, session_key: str | None = None, *, https: bool = True):
         return Browser(self.port, session_key=session_key, https=https)
 
+    def server_pid(self) -> int:
+        """tictactoe_site.serve's process: the child of `make`, or the process
+        started (`make_serve=False`)."""
+        if not self.make_serve:
+            return self.process.pid
+        path = Path(f"/proc/{self.process.pid}/task/{self.process.pid}/children")
+        (server,) = [int(child) for child in path.read_text().split()]
+        return server
+
     def worker_pids(self) -> list[int]:
-        """The server's worker processes: the children of its supervisor, which
-        is the child of `make` (tictactoe_site.serve, WEB_CONCURRENCY > 1); not
-        multiprocessing's resource tracker."""
+        """The server's worker processes: the children of its supervisor
+        (tictactoe_site.serve, WEB_CONCURRENCY > 1); not multiprocessing's
+        resource tracker."""
 
         def children(pid: int) -> list[int]:
             path = Path(f"/proc/{pid}/task/{pid}/children")
             return [int(child) for child in path.read_text().split()]
 
-        (supervisor,) = children(self.process.pid)
         return [
             pid
-            for pid in children(supervisor)
+            for pid in children(self.server_pid())
             if b"spawn_main" in Path(f"/proc/{pid}/cmdline").read_bytes()
         ]
 
@@ -336,11 +383,18 @@ print(json.dumps(keys))
 
 
 @contextmanager
-def serving(tmp_dir: Path, name: str, *, workers: int, **env: str):
-    """`make serve` on a fresh, migrated database of the pass's engine, for a
-    test module."""
+def serving(
+    tmp_dir: Path, name: str, *, workers: int, make_serve: bool = False, **env: str
+):
+    """The server, as `make serve` runs it, on a fresh, migrated database of the
+    pass's engine; with `make_serve`, `make serve` itself (ServedApp)."""
     with fresh_database(tmp_dir, name, migrated=True) as database_url:
-        app = ServedApp(database_url=database_url, tmp_dir=tmp_dir, workers=workers)
+        app = ServedApp(
+            database_url=database_url,
+            tmp_dir=tmp_dir,
+            workers=workers,
+            make_serve=make_serve,
+        )
         app.env.update(env)
         app.start()
         try:
