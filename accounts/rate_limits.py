@@ -116,13 +116,16 @@ def hit(key: str, *, limit: int, window: timedelta) -> timedelta | None:
     """Count one action under `key`, unless `limit` were counted within the
     last `window`: then nothing is counted and the answer is the wait until the
     oldest of them leaves the window. Under the row's lock, so simultaneous
-    actions cannot pass the limit together."""
-    now = timezone.now()
+    actions cannot pass the limit together; the time is read once the lock is
+    held, so an action that waited behind later ones is told no more than the
+    window."""
     with transaction.atomic():
         RateLimitCount.objects.bulk_create(
-            [RateLimitCount(key=key, value=[], expires_at=now)], ignore_conflicts=True
+            [RateLimitCount(key=key, value=[], expires_at=timezone.now())],
+            ignore_conflicts=True,
         )
         count = RateLimitCount.objects.select_for_update().get(key=key)
+        now = timezone.now()
         since = (now - window).timestamp()
         hits = [moment for moment in count.value or [] if moment > since]
         if len(hits) >= limit:

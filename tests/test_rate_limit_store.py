@@ -4,7 +4,7 @@ no more rows, and the site's own counter says how long to wait."""
 
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from django.core.cache import cache
@@ -147,6 +147,33 @@ def test_hit_counts_to_the_limit_then_says_the_wait(db, clock):
     clock.advance(seconds=1)
     assert rate_limits.hit("mine", limit=3, window=window) is None
     assert rate_limits.hit("other", limit=3, window=window) is None
+
+
+def test_an_action_that_waited_for_the_row_is_told_no_more_than_the_window(
+    db, monkeypatch
+):
+    """One action arrives at 12:00:00; while it waits for the row's lock,
+    another counts itself at 12:00:01; it gets the lock at 12:00:02. Its wait
+    runs from then: 59:59, not 1:00:01 (seen as Retry-After 3601 for a one-hour
+    window, tests/test_guests_served.py)."""
+    window = timedelta(hours=1)
+    arrived = datetime(2026, 11, 27, 12, 0, tzinfo=UTC)
+    reads = []
+
+    def now() -> datetime:
+        reads.append(None)
+        if len(reads) > 1:
+            return arrived + timedelta(seconds=2)
+        RateLimitCount.objects.create(
+            key="queued",
+            value=[(arrived + timedelta(seconds=1)).timestamp()],
+            expires_at=arrived + window,
+        )
+        return arrived
+
+    monkeypatch.setattr("django.utils.timezone.now", now)
+    wait = rate_limits.hit("queued", limit=1, window=window)
+    assert wait == timedelta(minutes=59, seconds=59)
 
 
 @pytest.mark.postgresql_only  # threads on one SQLite test database share a cache
