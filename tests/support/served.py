@@ -269,13 +269,13 @@ class ServedApp:
         deadline = time.monotonic() + STARTUP_TIMEOUT
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
-                raise RuntimeError(f"make serve exited:\n{self.log()}")
+                raise RuntimeError(f"the server exited:\n{self.log()}")
             if self.readiness() == 200:
                 self.started_at_log_size = len(self.log())
                 return
             time.sleep(0.2)  # polling for the server to boot, not for a race
         self.stop()
-        raise RuntimeError(f"make serve did not answer in time:\n{self.log()}")
+        raise RuntimeError(f"the server did not answer in time:\n{self.log()}")
 
     def kill(self) -> None:
         """kill -9 every process of the server (make, the server and its workers;
