@@ -213,63 +213,49 @@ def fresh_login_limits(transactional_db):
 # with "bad parameter or other API misuse". A request holds this lock from its
 # start to its end; the test's own queries take it too.
 DATABASE_TURN = threading.RLock()
+KEPT_TOO_LONG = "a live-server request kept the database for too long"
 
 
 @pytest.fixture(autouse=True)
-def one_request_at_a_time(transactional_db):
+def live_server_requests(transactional_db):
+    """The live server's requests one at a time (DATABASE_TURN), and every one
+    finished when the test ends: a browser context closed mid-request leaves
+    that request running in a server thread, and the test database must be
+    emptied after it, not under it (SQLite: "database table is locked"). A
+    request counts as running from its start, while it still waits its turn."""
+    running = [0]
+    changed = threading.Condition()
     held = threading.local()
 
     def take() -> bool:
         return DATABASE_TURN.acquire(timeout=TIMEOUT_MS / 1000)
 
     def started(**kwargs):
+        with changed:
+            running[0] += 1
         held.turn = take()
-        assert held.turn, "a live-server request kept the database for too long"
+        assert held.turn, KEPT_TOO_LONG
 
     def finished(**kwargs):
         if getattr(held, "turn", False):
             held.turn = False
             DATABASE_TURN.release()
+        with changed:
+            running[0] -= 1
+            changed.notify_all()
 
     def in_turn(execute, sql, params, many, context):
-        assert take(), "a live-server request kept the database for too long"
+        assert take(), KEPT_TOO_LONG
         try:
             return execute(sql, params, many, context)
         finally:
             DATABASE_TURN.release()
 
-    request_started.connect(started, dispatch_uid="e2e_turn_started")
-    request_finished.connect(finished, dispatch_uid="e2e_turn_finished")
+    request_started.connect(started, dispatch_uid="e2e_started")
+    request_finished.connect(finished, dispatch_uid="e2e_finished")
     try:
         with connection.execute_wrapper(in_turn):
             yield
-    finally:
-        request_started.disconnect(dispatch_uid="e2e_turn_started")
-        request_finished.disconnect(dispatch_uid="e2e_turn_finished")
-
-
-@pytest.fixture(autouse=True)
-def requests_answered_at_the_end(transactional_db):
-    """After each test, wait until the live server has finished every request
-    it started: a browser context closed mid-request leaves that request running
-    in a server thread, and the test database must be emptied after it, not
-    under it (SQLite: "database table is locked")."""
-    running = [0]
-    changed = threading.Condition()
-
-    def started(**kwargs):
-        with changed:
-            running[0] += 1
-
-    def finished(**kwargs):
-        with changed:
-            running[0] -= 1
-            changed.notify_all()
-
-    request_started.connect(started, dispatch_uid="e2e_started")
-    request_finished.connect(finished, dispatch_uid="e2e_finished")
-    yield
-    try:
         with changed:
             assert changed.wait_for(lambda: running[0] <= 0, TIMEOUT_MS / 1000), (
                 f"{running[0]} request(s) still running on the live server"

@@ -1,7 +1,7 @@
 """The browser tests' live server answers requests that arrive at once, as a
 browser sends them (a page's background POST beside the next page's load): its
 threads share the test's one in-memory SQLite connection (conftest.py,
-`one_request_at_a_time`). Without the lock, some of these answered 500 or 503
+`live_server_requests`). Without the lock, some of these answered 500 or 503
 ("bad parameter or other API misuse")."""
 
 import urllib.request
