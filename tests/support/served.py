@@ -108,17 +108,7 @@ def _migrated_template() -> str:
         template_url = urlunsplit(url._replace(path=f"/{name}"))
     else:
         template_url = f"sqlite:///{directory}/template.sqlite3"
-    result = manage(
-        "migrate",
-        "--noinput",
-        env={
-            **PRODUCTION_ENV,
-            "DJANGO_DEBUG": "0",
-            "DATABASE_URL": template_url,
-            "DJANGO_CACHE_DIR": f"{directory}/cache",
-        },
-    )
-    assert result.returncode == 0, result.stderr
+    _manage_as_served(directory, "migrate", "--noinput", database_url=template_url)
     return template_url
 
 
@@ -127,23 +117,36 @@ def collected_static() -> Path:
     """The static files, collected once per test process (`manage.py
     collectstatic` with the served apps' variables), for the servers started
     without the release step."""
-    directory = Path(tempfile.mkdtemp(prefix="ttt-static-"))
+    directory = tempfile.mkdtemp(prefix="ttt-static-")
     atexit.register(shutil.rmtree, directory, ignore_errors=True)
-    result = manage(
+    _manage_as_served(
+        directory,
         "collectstatic",
         "--noinput",
         "-v",
         "0",
+        database_url=f"sqlite:///{directory}/unused.sqlite3",
+        DJANGO_STATIC_ROOT=f"{directory}/static",
+    )
+    return Path(directory) / "static"
+
+
+def _manage_as_served(
+    directory: str, *args: str, database_url: str, **env: str
+) -> None:
+    """manage.py `args` with the served apps' variables (its cache directory in
+    `directory`), which must succeed."""
+    result = manage(
+        *args,
         env={
             **PRODUCTION_ENV,
             "DJANGO_DEBUG": "0",
-            "DATABASE_URL": f"sqlite:///{directory}/unused.sqlite3",
-            "DJANGO_STATIC_ROOT": str(directory / "static"),
-            "DJANGO_CACHE_DIR": str(directory / "cache"),
+            "DATABASE_URL": database_url,
+            "DJANGO_CACHE_DIR": f"{directory}/cache",
+            **env,
         },
     )
     assert result.returncode == 0, result.stderr
-    return directory / "static"
 
 
 def admin_sql(sql: str, server_url: str | None = None) -> None:
