@@ -20,7 +20,6 @@
   let retryMs = 1000;
   let retryTimer = null;
   let watchdog = null;
-  let missedSomething = false;
   let fetching = false;
   let fetchAgain = false;
 
@@ -115,7 +114,7 @@
         }
       })
       .catch(() => {
-        missedSomething = true;
+        // Unreachable: the stream's next event or reopening fetches again.
       })
       .then(() => {
         fetching = false;
@@ -129,7 +128,6 @@
   function resetWatchdog() {
     clearTimeout(watchdog);
     watchdog = setTimeout(() => {
-      missedSomething = true;
       connect(); // silent for too long (e.g. after sleep): start afresh
     }, WATCHDOG_MS);
   }
@@ -156,10 +154,13 @@
     source.onopen = () => {
       retryMs = 1000;
       resetWatchdog();
-      if (lobby && missedSomething) {
+      // The lobby's stream says only what changes once it is open: a change
+      // between the page's rendering (or the last stream's end) and now has no
+      // event, so the lobby asks for its lists once (a cache hit when nothing
+      // changed). The game's stream sends the missed version itself (?v=).
+      if (lobby) {
         refresh();
       }
-      missedSomething = false;
     };
     source.onmessage = (event) => {
       resetWatchdog();
@@ -173,7 +174,6 @@
     });
     source.addEventListener("ping", resetWatchdog);
     source.onerror = () => {
-      missedSomething = true;
       if (source.readyState === EventSource.CLOSED) {
         retryLater(); // refused or unavailable: the browser gave up, we do not
       }

@@ -106,3 +106,21 @@ def test_an_abort_reaches_the_other_players_lobby_and_page(players):
         ben.page.get_by_role("button", name="Rematch (sides swapped)")
     ).to_be_visible()
     assert ben.page.evaluate("window.notReloaded") is True
+
+
+def test_a_game_started_before_the_lobby_listens_still_reaches_the_lobby(players):
+    """A change between the lobby's rendering and its stream's opening has no
+    event: the lobby asks for its lists once the stream is open."""
+    ann, ben = players
+    held = []  # ben's lobby stream, kept from the server until ann's game exists
+    ben.page.route("**/lobby/events/", lambda route: held.append(route))
+    with ben.page.expect_request("**/lobby/events/"):
+        ben.page.goto("/")
+    ben.page.evaluate("window.notReloaded = true")
+    game_id = ann.start_game("ben")
+    assert len(held) == 1
+    held[0].continue_()
+    expect(
+        ben.page.get_by_role("link", name=f"Play game {game_id}", exact=True)
+    ).to_be_visible()
+    assert ben.page.evaluate("window.notReloaded") is True
