@@ -1,4 +1,4 @@
-"""The suite's tiers: what `make quick` leaves out and what `make test` runs alone.
+"""The suite's tiers: what `make quick` leaves out and what `make test` runs apart.
 
 - `@pytest.mark.processes`: the test starts other processes (a served app, a
   browser, nginx, a redis-server, manage.py). `make quick` leaves these out
@@ -7,8 +7,9 @@
   mark, so the quick tier cannot quietly grow slow.
 - `@pytest.mark.timing`: the test measures how long something takes between
   processes (a live event while a password is hashed, a p95 through nginx).
-  `make test` runs these after the rest, one at a time, so that no other
-  test's load is in their figures (`-m timing` without xdist).
+  `make test` runs these one at a time (`-m timing` without xdist) beside
+  the rest, which runs at the scheduler's idle priority (Makefile, IDLE), so
+  that no other test's load is in their figures.
 
 A plugin: pyproject.toml's addopts load it (`-p tests.support.tiers`), so the
 hook is in place before any test module is imported; tests/test_tiers.py tests it.
@@ -24,7 +25,8 @@ import pytest
 MARKERS = {
     "processes": "starts other processes (a served app, a browser, nginx...); "
     "left out of make quick",
-    "timing": "measures time across processes; make test runs it alone, after the rest",
+    "timing": "measures time across processes; make test runs it apart, at normal "
+    "priority beside the rest at idle priority",
 }
 # The audit events that start a process (subprocess, multiprocessing, asyncio).
 PROCESS_EVENTS = frozenset({"subprocess.Popen", "os.posix_spawn", "os.fork"})
