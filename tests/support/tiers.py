@@ -21,6 +21,7 @@ import sys
 import tempfile
 
 import pytest
+from hypothesis import is_hypothesis_test
 
 MARKERS = {
     "processes": "starts other processes (a served app, a browser, nginx...); "
@@ -72,11 +73,20 @@ def pytest_runtest_protocol(item, nextitem):
 
 def pytest_collection_modifyitems(config, items):
     """Every browser test starts Chromium: tests/e2e is marked as a whole.
-    The tests that start processes go first (the slow ones), so that the
-    workers end on short in-process tests instead of one waiting for another's
-    last served app."""
+    The slow tests go first, so that the workers end on short in-process tests
+    instead of one waiting for another's last long file; pytest-xdist keeps
+    this order with `--no-loadscope-reorder` (pyproject.toml: by default it
+    hands out the files with the most tests first)."""
     e2e = os.path.join("tests", "e2e", "")
     for item in items:
         if e2e in str(item.path):
             item.add_marker("processes")
-    items.sort(key=lambda item: item.get_closest_marker("processes") is None)
+    items.sort(key=_slowness)
+
+
+def _slowness(item) -> int:
+    """0: starts processes; 1: a Hypothesis test (tens to hundreds of examples,
+    seconds each); 2: the rest."""
+    if item.get_closest_marker("processes") is not None:
+        return 0
+    return 1 if is_hypothesis_test(getattr(item, "obj", None)) else 2
