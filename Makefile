@@ -110,8 +110,8 @@ backup: $(RUNTIME_STAMP) ## a consistent backup of the database into BACKUP_DIR 
 # The suite runs on every core (pytest-xdist; TEST_WORKERS=1 for one at a time).
 # A file's tests stay on one worker, so a module's served app starts once. Tests
 # marked `processes` start other processes (served apps, browsers) and `make quick`
-# leaves them out; tests marked `timing` measure time across processes
-# (tests/support/tiers.py).
+# leaves them out; tests marked `timing` measure time across processes, so each
+# pass runs them last, alone (tests/support/tiers.py).
 TEST_WORKERS ?= auto
 PYTEST := $(PY) -m pytest
 PARALLEL = -n $(TEST_WORKERS) --dist loadfile
@@ -128,49 +128,31 @@ quick: install ## every in-process test on SQLite, on every core, a quarter of t
 TEST_POSTGRES_URL ?= postgres://postgres@127.0.0.1:5432/tictactoe
 TEST_REPORTS := artifacts/test-reports
 PG_ANSWERS = $(PY) -c 'import sys, psycopg; psycopg.connect(sys.argv[1], dbname="postgres", connect_timeout=3).close()' "$(TEST_POSTGRES_URL)" 2>/dev/null
-# Two lanes run at once, each pass after pass: the timing tests one at a time at
-# normal priority, and every other test on every core at the scheduler's idle
-# priority (IDLE; nice -n 19 where there is no chrt). A timing test gets a CPU
-# whenever it wants one, so no other test's load is in its figures, and the
-# others use the CPU time it leaves (the fleet's tests keep a core busy about
-# half the time).
-IDLE := $(if $(shell command -v chrt),chrt --idle 0,nice -n 19)
-# $(call test_passes,PASSES): both lanes over PASSES (sqlite, postgresql), a
-# JUnit report per lane and pass; the timing lane's output follows the other's.
-pass_database = case $$pass in sqlite) database=-u\ DATABASE_URL ;; \
-	  *) database=DATABASE_URL=$(TEST_POSTGRES_URL) ;; esac
-test_passes = mkdir -p $(TEST_REPORTS); \
-	( for pass in $(1); do $(pass_database); \
-	    echo "== $$pass: every test but the timing ones ($(IDLE))"; \
-	    env $$database $(IDLE) $(PYTEST) --junitxml=$(TEST_REPORTS)/$$pass.xml $(PARALLEL) -m "not timing" || exit 1; \
-	  done ) & others=$$!; \
-	( for pass in $(1); do $(pass_database); \
-	    echo "== $$pass: the timing tests"; \
-	    env $$database $(PYTEST) --junitxml=$(TEST_REPORTS)/$$pass-timing.xml -m timing || exit 1; \
-	  done ) > $(TEST_REPORTS)/timing.log 2>&1; timing=$$?; \
-	wait $$others; others=$$?; \
-	cat $(TEST_REPORTS)/timing.log; \
-	[ $$others = 0 ] && [ $$timing = 0 ]
+# $(call test_pass,NAME): every test but the timing ones on every core, then those
+# alone; a report for each.
+test_pass = $(PYTEST) --junitxml=$(TEST_REPORTS)/$(1).xml $(PARALLEL) -m "not timing" && \
+	$(PYTEST) --junitxml=$(TEST_REPORTS)/$(1)-timing.xml -m timing
 
 test: install $(if $(NPM),$(NODE_STAMP)) ## the whole suite on SQLite, then what depends on the database on PostgreSQL if it answers
-	@rm -f $(TEST_REPORTS)/*.xml $(TEST_REPORTS)/timing.log
+	@rm -f $(TEST_REPORTS)/*.xml
 	@[ -z "$$DATABASE_URL" ] || echo "== make test ignores DATABASE_URL: SQLite, then TEST_POSTGRES_URL"
-	@if $(PG_ANSWERS); then \
-	  passes="sqlite postgresql"; \
+	@$(MAKE) --no-print-directory test-sqlite || exit 1; \
+	if $(PG_ANSWERS); then \
+	  $(MAKE) --no-print-directory test-postgres; \
 	elif [ "$(REQUIRE_POSTGRES)" = 1 ]; then \
 	  echo "PostgreSQL does not answer at $(TEST_POSTGRES_URL) (REQUIRE_POSTGRES=1)" >&2; exit 1; \
 	else \
-	  passes=sqlite; \
-	  echo "== PostgreSQL does not answer at $(TEST_POSTGRES_URL): running the SQLite pass only" \
+	  echo "== PostgreSQL does not answer at $(TEST_POSTGRES_URL): ran the SQLite pass only" \
 	    "(start PostgreSQL or set TEST_POSTGRES_URL for the second pass)"; \
-	fi; \
-	$(call test_passes,$$passes)
+	fi
 
 test-sqlite: install $(if $(NPM),$(NODE_STAMP)) ## the whole suite on SQLite only
-	@$(call test_passes,sqlite)
+	@echo "== test suite on SQLite"
+	unset DATABASE_URL; $(call test_pass,sqlite)
 
 test-postgres: install $(if $(NPM),$(NODE_STAMP)) ## the PostgreSQL pass only (TEST_POSTGRES_URL)
-	@$(call test_passes,postgresql)
+	@echo "== test suite on PostgreSQL ($(TEST_POSTGRES_URL))"
+	export DATABASE_URL="$(TEST_POSTGRES_URL)"; $(call test_pass,postgresql)
 
 # Load comes from wrk (Debian package); installed here when apt-get can.
 # The fleet section (PostgreSQL) runs nginx and its own redis-server.

@@ -32,8 +32,7 @@ def junit(tests: int, skipped: int = 0, failures: int = 0, errors: int = 0) -> s
 
 
 STAND_IN = f"""#!/bin/sh
-printf '%s|%s|%s\\n' "${{LANE-normal}}" "${{DATABASE_URL-(unset)}}" "$*" >> "$RUNS_LOG"
-[ "$3" = "--junitxml={REPORTS}/$FAIL" ] && exit 1
+printf '%s|%s\\n' "${{DATABASE_URL-(unset)}}" "$*" >> "$RUNS_LOG"
 case "$1" in
   -c) [ -z "$POSTGRES_DOWN" ] ;;
   -m) case "$3" in --junitxml=*)
@@ -43,27 +42,20 @@ case "$1" in
 esac
 """
 PASSING = junit(5)
+# Each pass: every test but the timing ones on every core, then those alone.
 PARALLEL = "-n auto --dist loadfile -m not timing"
-# A stand-in chrt: what it runs is marked as the idle lane.
-CHRT = '#!/bin/sh\n[ "$1 $2" = "--idle 0" ] || exit 9\nshift 2\nLANE=idle exec "$@"\n'
 
 
 @pytest.fixture
 def checkout(tmp_path) -> Path:
     stand_in_checkout(tmp_path, STAND_IN)
     (tmp_path / ".venv" / ".installed").touch()  # newer than pyproject.toml
-    chrt = tmp_path / "bin" / "chrt"
-    chrt.parent.mkdir()
-    chrt.write_text(CHRT)
-    chrt.chmod(0o755)
     return tmp_path
 
 
-def make_test(checkout: Path, **env: str) -> tuple[subprocess.CompletedProcess, dict]:
-    """`make test` in `checkout` with only PATH (the stand-in chrt first), HOME
-    and `env` exported (no MAKEFLAGS of an outer make); the stand-in's pytest
-    calls of each lane ("idle": under chrt --idle 0, "normal"), in order, as
-    (DATABASE_URL, args)."""
+def make_test(checkout: Path, **env: str) -> tuple[subprocess.CompletedProcess, list]:
+    """`make test` in `checkout` with only PATH, HOME and `env` exported (no
+    MAKEFLAGS of an outer make); the stand-in's calls as (DATABASE_URL, args)."""
     log = checkout / "runs.log"
     done = subprocess.run(
         [
@@ -74,23 +66,15 @@ def make_test(checkout: Path, **env: str) -> tuple[subprocess.CompletedProcess, 
             f"TEST_POSTGRES_URL={POSTGRES}",
         ],
         cwd=checkout,
-        env={
-            "PATH": f"{checkout / 'bin'}:{os.environ['PATH']}",
-            "HOME": str(checkout),
-            "RUNS_LOG": str(log),
-        }
+        env={"PATH": os.environ["PATH"], "HOME": str(checkout), "RUNS_LOG": str(log)}
         | env,
         capture_output=True,
         text=True,
         timeout=60,
         stdin=subprocess.DEVNULL,
     )
-    lanes = {"idle": [], "normal": []}
-    for line in log.read_text().splitlines():
-        lane, url, args = line.split("|", 2)
-        if args.startswith("-m pytest"):
-            lanes[lane].append((url, args))
-    return done, lanes
+    calls = [line.split("|", 1) for line in log.read_text().splitlines()]
+    return done, [(url, args) for url, args in calls if args.startswith("-m pytest")]
 
 
 def check_reports(checkout: Path, *names: str) -> subprocess.CompletedProcess:
@@ -104,23 +88,14 @@ def check_reports(checkout: Path, *names: str) -> subprocess.CompletedProcess:
 
 
 def test_make_test_runs_both_passes_whatever_database_url_holds(checkout):
-    """Two lanes at once, each pass after pass: the timing tests alone at
-    normal priority, the others on every core at the scheduler's idle priority."""
-    done, lanes = make_test(checkout, DATABASE_URL="postgres://db.example/other")
+    done, passes = make_test(checkout, DATABASE_URL="postgres://db.example/other")
     assert done.returncode == 0, done.stderr
-    assert lanes == {
-        "idle": [
-            ("(unset)", f"-m pytest --junitxml={REPORTS}/sqlite.xml {PARALLEL}"),
-            (POSTGRES, f"-m pytest --junitxml={REPORTS}/postgresql.xml {PARALLEL}"),
-        ],
-        "normal": [
-            ("(unset)", f"-m pytest --junitxml={REPORTS}/sqlite-timing.xml -m timing"),
-            (
-                POSTGRES,
-                f"-m pytest --junitxml={REPORTS}/postgresql-timing.xml -m timing",
-            ),
-        ],
-    }
+    assert passes == [
+        ("(unset)", f"-m pytest --junitxml={REPORTS}/sqlite.xml {PARALLEL}"),
+        ("(unset)", f"-m pytest --junitxml={REPORTS}/sqlite-timing.xml -m timing"),
+        (POSTGRES, f"-m pytest --junitxml={REPORTS}/postgresql.xml {PARALLEL}"),
+        (POSTGRES, f"-m pytest --junitxml={REPORTS}/postgresql-timing.xml -m timing"),
+    ]
     assert "make test ignores DATABASE_URL: SQLite, then TEST_POSTGRES_URL" in (
         done.stdout
     )
@@ -135,38 +110,15 @@ def test_make_test_runs_both_passes_whatever_database_url_holds(checkout):
     ]
 
 
-@pytest.mark.parametrize(
-    ("failing", "idle", "normal"),
-    [
-        ("sqlite.xml", ["sqlite.xml"], ["sqlite-timing.xml", "postgresql-timing.xml"]),
-        (
-            "sqlite-timing.xml",
-            ["sqlite.xml", "postgresql.xml"],
-            ["sqlite-timing.xml"],
-        ),
-    ],
-)
-def test_a_failure_in_either_lane_fails_make_test(checkout, failing, idle, normal):
-    """A failed run ends its lane; the other lane goes on to its end."""
-    done, lanes = make_test(checkout, FAIL=failing)
-    assert done.returncode != 0
-    assert {
-        lane: [args.split()[2] for _, args in calls] for lane, calls in lanes.items()
-    } == {
-        "idle": [f"--junitxml={REPORTS}/{name}" for name in idle],
-        "normal": [f"--junitxml={REPORTS}/{name}" for name in normal],
-    }
-
-
 def test_ci_fails_when_the_postgresql_pass_did_not_run(checkout):
     """A report of an earlier run cannot stand in for a pass that did not run."""
     stale = checkout / REPORTS / "postgresql.xml"
     stale.parent.mkdir(parents=True)
     stale.write_text(PASSING)
-    done, lanes = make_test(checkout, POSTGRES_DOWN="1")
+    done, passes = make_test(checkout, POSTGRES_DOWN="1")
     assert done.returncode == 0, done.stderr
-    assert [url for url, _ in lanes["idle"] + lanes["normal"]] == ["(unset)"] * 2
-    assert "running the SQLite pass only" in done.stdout
+    assert [url for url, _ in passes] == ["(unset)", "(unset)"]
+    assert "ran the SQLite pass only" in done.stdout
     assert not stale.exists()
     checked = check_reports(checkout, "sqlite.xml", "postgresql.xml")
     assert checked.returncode == 1

@@ -31,9 +31,9 @@ from .support.fleet import (
 )
 from .support.private_postgres import private_postgres
 
-# Its p95 bounds hold when nothing else competes for the CPU: the module runs
-# with the timing tests, at normal priority, beside the rest of the suite at
-# idle priority (Makefile, IDLE).
+# Its p95 bounds hold on a quiet machine: the module runs alone, last (`timing`).
+# Beside other tests, its hosts' CPU slowed every served test: the pass's
+# parallel run took 100 s more for the 110 s it took off the timing run.
 pytestmark = [
     pytest.mark.processes,
     pytest.mark.timing,

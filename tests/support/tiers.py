@@ -1,4 +1,4 @@
-"""The suite's tiers: what `make quick` leaves out and what `make test` runs apart.
+"""The suite's tiers: what `make quick` leaves out and what `make test` runs alone.
 
 - `@pytest.mark.processes`: the test starts other processes (a served app, a
   browser, nginx, a redis-server, manage.py). `make quick` leaves these out
@@ -7,9 +7,8 @@
   mark, so the quick tier cannot quietly grow slow.
 - `@pytest.mark.timing`: the test measures how long something takes between
   processes (a live event while a password is hashed, a p95 through nginx).
-  `make test` runs these one at a time (`-m timing` without xdist) beside
-  the rest, which runs at the scheduler's idle priority (Makefile, IDLE), so
-  that no other test's load is in their figures.
+  `make test` runs these after the rest, one at a time, so that no other
+  test's load is in their figures (`-m timing` without xdist).
 
 A plugin: pyproject.toml's addopts load it (`-p tests.support.tiers`), so the
 hook is in place before any test module is imported; tests/test_tiers.py tests it.
@@ -26,8 +25,7 @@ from hypothesis import is_hypothesis_test
 MARKERS = {
     "processes": "starts other processes (a served app, a browser, nginx...); "
     "left out of make quick",
-    "timing": "measures time across processes; make test runs it apart, at normal "
-    "priority beside the rest at idle priority",
+    "timing": "measures time across processes; make test runs it alone, after the rest",
 }
 # The audit events that start a process (subprocess, multiprocessing, asyncio).
 PROCESS_EVENTS = frozenset({"subprocess.Popen", "os.posix_spawn", "os.fork"})
