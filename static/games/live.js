@@ -114,7 +114,7 @@
         }
       })
       .catch(() => {
-        // Unreachable: the stream's next event or reopening fetches again.
+        // No answer: the stream's next event, or its reopening, fetches again.
       })
       .then(() => {
         fetching = false;

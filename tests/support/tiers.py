@@ -83,8 +83,8 @@ def pytest_collection_modifyitems(config, items):
 
 
 def _slowness(item) -> int:
-    """0: starts processes; 1: a Hypothesis test (tens to hundreds of examples,
-    seconds each); 2: the rest."""
+    """0: starts processes; 1: a Hypothesis test (tens to hundreds of
+    examples, seconds in all); 2: the rest."""
     if item.get_closest_marker("processes") is not None:
         return 0
     return 1 if is_hypothesis_test(getattr(item, "obj", None)) else 2
