@@ -27,7 +27,7 @@ from playwright.sync_api import Browser, Page, Playwright, sync_playwright
 from playwright.sync_api import Error as PlaywrightError
 
 from tests.conftest import PASSWORD
-from tests.e2e.pages import Player
+from tests.e2e.pages import LIVE_MS, RECORDER, Player
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "artifacts"
@@ -263,3 +263,36 @@ def live_server_requests(transactional_db):
     finally:
         request_started.disconnect(dispatch_uid="e2e_started")
         request_finished.disconnect(dispatch_uid="e2e_finished")
+
+
+@pytest.fixture
+def people(browser, served):
+    """people(*names, notifications=True, locale=None) -> a Player for each name
+    (a new account, logged in, no language saved), each in a browser context of
+    its own that records notifications; `notifications`: the browser allows
+    them; `locale`: the browser's language (its Accept-Language). `served` is
+    the real server of the module that asks (it defines that fixture)."""
+    base_url = f"http://127.0.0.1:{served.port}"
+    contexts = []
+
+    def make(
+        *names: str, notifications: bool = True, locale: str | None = None
+    ) -> list[Player]:
+        keys = served.sessions_for(list(names))
+        made = []
+        for name in names:
+            context = browser.new_context(base_url=base_url, locale=locale)
+            context.set_default_timeout(LIVE_MS)
+            if notifications:
+                context.grant_permissions(["notifications"])
+            context.add_init_script(RECORDER)
+            context.add_cookies(
+                [{"name": "sessionid", "value": keys[name], "url": base_url}]
+            )
+            contexts.append(context)
+            made.append(Player(context.new_page(), name, "", None))
+        return made
+
+    yield make
+    for context in contexts:
+        context.close()

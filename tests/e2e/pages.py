@@ -6,6 +6,54 @@ from dataclasses import dataclass
 from playwright.sync_api import Locator, Page, expect
 
 GAME_URL = re.compile(r"/games/(\d+)/$")
+LIVE_MS = 10_000  # a bounded wait for the pushed update; typical is well under 1 s
+# Added to a browser context: each page records the notifications it makes
+# (window.Notification replaced), the lock requests by which tabs agree on who
+# shows a change, and window.focus() calls (in sessionStorage); window.hidePage()
+# hides the page the way the browser does.
+RECORDER = """
+(() => {
+  const Real = window.Notification;
+  window.shownNotifications = [];
+  window.Notification = class {
+    constructor(title, options) {
+      this.title = title;
+      this.body = options.body;
+      this.tag = options.tag;
+      this.onclick = null;
+      window.shownNotifications.push(this);
+    }
+    static get permission() { return Real.permission; }
+    static requestPermission() { return Real.requestPermission(); }
+    close() {}
+  };
+  window.lockRequests = [];
+  const request = LockManager.prototype.request;
+  LockManager.prototype.request = function (name, options, callback) {
+    const entry = {name: name, granted: null};
+    window.lockRequests.push(entry);
+    return request.call(this, name, options, (lock) => {
+      entry.granted = lock !== null;
+      return callback(lock);
+    });
+  };
+  window.focus = () => {
+    sessionStorage.setItem("focused", Number(sessionStorage.getItem("focused")) + 1);
+  };
+  let hidden = false;
+  Object.defineProperty(Document.prototype, "visibilityState", {
+    configurable: true, get: () => (hidden ? "hidden" : "visible"),
+  });
+  Object.defineProperty(Document.prototype, "hidden", {
+    configurable: true, get: () => hidden,
+  });
+  window.hidePage = () => {
+    hidden = true;
+    document.dispatchEvent(new Event("visibilitychange"));
+  };
+})();
+"""
+NOTIFICATIONS = "window.shownNotifications.map(n => [n.title, n.body, n.tag])"
 
 
 @dataclass

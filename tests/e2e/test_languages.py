@@ -25,12 +25,8 @@ from playwright.sync_api import Page, expect
 
 from tests.support.served import PLAIN_HTTP, serving
 
-from .pages import GAME_URL, Player
-from .test_your_turn import (  # noqa: F401  (people: the module's fixture)
-    NOTIFICATIONS,
-    blocking_violations,
-    people,
-)
+from .pages import GAME_URL, NOTIFICATIONS, Player
+from .test_your_turn import blocking_violations
 
 pytestmark = pytest.mark.notifications
 
@@ -158,7 +154,7 @@ def expect_language(page: Page, words: dict) -> None:
 
 
 @pytest.mark.parametrize("locale", list(WORDS))
-def test_a_game_in_the_browsers_language(people, axe_source, locale):  # noqa: F811
+def test_a_game_in_the_browsers_language(people, axe_source, locale):
     words = WORDS[locale]
     ann, ben = people(f"ann{NAMES[locale]}", f"ben{NAMES[locale]}", locale=locale)
     names = {"ann": ann.username, "ben": ben.username}

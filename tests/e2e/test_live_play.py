@@ -12,9 +12,7 @@ from playwright.sync_api import expect
 
 from tests.support.served import PLAIN_HTTP, serving
 
-from .pages import Player
-
-LIVE_MS = 10_000  # a bounded wait for the pushed update; typical is well under 1 s
+from .pages import LIVE_MS, Player
 
 
 @pytest.fixture(scope="module")

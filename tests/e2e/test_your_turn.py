@@ -17,55 +17,10 @@ from playwright.sync_api import BrowserContext, Page, expect
 
 from tests.support.served import PLAIN_HTTP, serving
 
-from .pages import Player
+from .pages import NOTIFICATIONS, Player
 from .test_accessibility import BLOCKING, audit
-from .test_live_play import LIVE_MS
 
 pytestmark = pytest.mark.notifications
-
-RECORDER = """
-(() => {
-  const Real = window.Notification;
-  window.shownNotifications = [];
-  window.Notification = class {
-    constructor(title, options) {
-      this.title = title;
-      this.body = options.body;
-      this.tag = options.tag;
-      this.onclick = null;
-      window.shownNotifications.push(this);
-    }
-    static get permission() { return Real.permission; }
-    static requestPermission() { return Real.requestPermission(); }
-    close() {}
-  };
-  window.lockRequests = [];
-  const request = LockManager.prototype.request;
-  LockManager.prototype.request = function (name, options, callback) {
-    const entry = {name: name, granted: null};
-    window.lockRequests.push(entry);
-    return request.call(this, name, options, (lock) => {
-      entry.granted = lock !== null;
-      return callback(lock);
-    });
-  };
-  window.focus = () => {
-    sessionStorage.setItem("focused", Number(sessionStorage.getItem("focused")) + 1);
-  };
-  let hidden = false;
-  Object.defineProperty(Document.prototype, "visibilityState", {
-    configurable: true, get: () => (hidden ? "hidden" : "visible"),
-  });
-  Object.defineProperty(Document.prototype, "hidden", {
-    configurable: true, get: () => hidden,
-  });
-  window.hidePage = () => {
-    hidden = true;
-    document.dispatchEvent(new Event("visibilitychange"));
-  };
-})();
-"""
-NOTIFICATIONS = "window.shownNotifications.map(n => [n.title, n.body, n.tag])"
 
 
 @pytest.fixture(scope="module")
@@ -73,38 +28,6 @@ def served(tmp_path_factory):
     tmp_dir = tmp_path_factory.mktemp("your-turn")
     with serving(tmp_dir, "your_turn", workers=2, **PLAIN_HTTP) as app:
         yield app
-
-
-@pytest.fixture
-def people(browser, served):
-    """people(*names, notifications=True, locale=None) -> a Player for each name
-    (a new account, logged in, no language saved), each in a browser context of
-    its own that records notifications; `notifications`: the browser allows
-    them; `locale`: the browser's language (its Accept-Language)."""
-    base_url = f"http://127.0.0.1:{served.port}"
-    contexts = []
-
-    def make(
-        *names: str, notifications: bool = True, locale: str | None = None
-    ) -> list[Player]:
-        keys = served.sessions_for(list(names))
-        made = []
-        for name in names:
-            context = browser.new_context(base_url=base_url, locale=locale)
-            context.set_default_timeout(LIVE_MS)
-            if notifications:
-                context.grant_permissions(["notifications"])
-            context.add_init_script(RECORDER)
-            context.add_cookies(
-                [{"name": "sessionid", "value": keys[name], "url": base_url}]
-            )
-            contexts.append(context)
-            made.append(Player(context.new_page(), name, "", None))
-        return made
-
-    yield make
-    for context in contexts:
-        context.close()
 
 
 def control(page: Page):
