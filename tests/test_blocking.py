@@ -2,8 +2,6 @@
 start no game with the blocker, does not see or join their open games and cannot
 use their invitation links; games already running and records are untouched."""
 
-import re
-
 import pytest
 from django.db import IntegrityError, transaction
 from django.test import Client
@@ -14,11 +12,11 @@ from games.models import Block, Game, GameStatus, PlayerRecord, PlayerResult
 
 from .conftest import X_WINS_ROW_0, snapshot_tables
 from .support.asgi import Stream, run, sessionid
+from .support.bodies import comparable
 
 REFUSED = "alice does not accept challenges from you."
 NO_SUCH_GAME = "There is no such game."
 MISSING = 999999  # no game has this id
-TOKEN = re.compile(r'name="csrfmiddlewaretoken" value="[^"]+"')
 
 
 def text(response) -> str:
@@ -28,9 +26,7 @@ def text(response) -> str:
 def answer(response) -> tuple[int, str | None, bytes]:
     """Status, type and body, the CSRF token (masked afresh for every response)
     and the address asked for (which the language menu returns to) left out."""
-    body = TOKEN.sub("TOKEN", response.content.decode())
-    body = body.replace(f'value="{response.request["PATH_INFO"]}', 'value="PATH')
-    body = body.encode()
+    body = comparable(response.content, response.request["PATH_INFO"])
     return response.status_code, response.get("Content-Type"), body
 
 

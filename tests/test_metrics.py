@@ -8,7 +8,6 @@ before and after, through the endpoint itself.
 """
 
 import os
-import re
 import subprocess
 import sys
 import time
@@ -28,6 +27,7 @@ from tictactoe_site.env import ConfigurationError
 from tictactoe_site.mail import ATTEMPTS, deliver
 
 from .support.asgi import Stream, in_thread, move, run, sessionid
+from .support.bodies import comparable
 from .support.served import serving
 from .support.smtp_sink import SmtpSink
 from .test_mail_queue import QUEUED, REFUSING, queued_message
@@ -60,20 +60,8 @@ def read(client, name: str, **labels) -> float:
 # Who may read it -----------------------------------------------------------------
 
 
-CSRF_TOKEN = re.compile(rb'name="csrfmiddlewaretoken" value="[^"]+"')
-
-
-def served_page(body: bytes | str, asked: str) -> bytes:
-    """A page's body without what differs between any two answers: the CSRF token
-    of the language menu (masked afresh for each) and the address asked for
-    (where that menu returns)."""
-    body = body.encode() if isinstance(body, str) else body
-    body = CSRF_TOKEN.sub(b"TOKEN", body)
-    return body.replace(b'value="' + asked.encode() + b'"', b"PATH")
-
-
 def page(response) -> tuple[int, bytes]:
-    return response.status_code, served_page(
+    return response.status_code, comparable(
         response.content, response.request["PATH_INFO"]
     )
 
@@ -547,9 +535,9 @@ def test_the_server_adds_up_every_process_and_the_worker(tmp_path):
         proxied.forwarded_for = OUTSIDER
         unknown = proxied.get("/no-such-page/")
         refused = proxied.get("/metrics")
-        assert (refused.status, served_page(refused.body, "/metrics")) == (
+        assert (refused.status, comparable(refused.body, "/metrics")) == (
             unknown.status,
-            served_page(unknown.body, "/no-such-page/"),
+            comparable(unknown.body, "/no-such-page/"),
         )
         assert refused.status == 404
         headers = {

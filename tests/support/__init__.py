@@ -7,7 +7,8 @@
   hosts, and the clients of their live streams (the live-update tests).
 - `asgi`: the live streams driven in-process through the real ASGI app (`Stream`).
 - `hostile`: sends a request and fails the test on a 5xx or on a turned-down
-  request that changed stored state (the adversarial tests).
+  request that changed stored state (the adversarial tests); `bodies`: two
+  pages compared without what differs between any two answers.
 - `fuzz`: the fuzz tests' budget, hypothesis strategies, routes and `world`.
 - `account_client`: sign up, log in and read mailed links in the account tests.
 - `smtp_sink`: a mail relay on loopback (accepting, silent or gated).
