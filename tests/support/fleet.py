@@ -32,7 +32,7 @@ import time
 import urllib.parse
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
-from http.client import HTTPConnection
+from http.client import HTTPConnection, HTTPException
 from http.cookies import SimpleCookie
 from pathlib import Path
 
@@ -262,7 +262,9 @@ class FleetHost(ServedApp):
 
 @dataclass
 class Answer:
-    status: int  # 0: the connection failed before any answer
+    # 0: no whole answer: the connection failed, or the body was cut short (then
+    # `upstream` names the host that began it)
+    status: int
     location: str
     upstream: str  # the host that answered, as nginx names it
     body: str
@@ -294,6 +296,7 @@ class Visitor:
             body = urllib.parse.urlencode(fields)
         connection = HTTPConnection("127.0.0.1", self.port, timeout=BOUND)
         sent = time.monotonic()
+        raw = None
         try:
             connection.request(method, path, body=body, headers=headers)
             raw = connection.getresponse()
@@ -311,8 +314,9 @@ class Visitor:
                 time.monotonic() - sent,
                 session.value if session else None,
             )
-        except OSError:
-            return Answer(0, "", "", "", sent, time.monotonic() - sent)
+        except (OSError, HTTPException):  # IncompleteRead: a body cut short
+            upstream = raw.headers.get("X-Upstream", "") if raw else ""
+            return Answer(0, "", upstream, "", sent, time.monotonic() - sent)
         finally:
             connection.close()
 
