@@ -3,7 +3,8 @@ database, with and without one Redis, behind the distribution's nginx running
 README's own configuration (tests/support/fleet.py). Everything goes through
 nginx, as players would: sessions ended on one host end on all, moves reach
 every host's watchers, and a host killed, every host restarted in turn, Redis
-stopped or PostgreSQL restarted lose no move and no page.
+stopped or PostgreSQL restarted lose no move and no page (but one the killed
+host had begun sending, which arrives cut short).
 
 PostgreSQL pass only: SQLite is one host (its live news travels by local
 sockets). Without nginx the tests skip and say how to install it; with
