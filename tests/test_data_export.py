@@ -215,3 +215,31 @@ def test_the_download_costs_the_same_for_many_games(
         play(new_game(alice, bob), *DRAW)
     assert Game.objects.of(alice).count() == 13
     assert queries() == 12
+
+
+def test_only_your_own_browsers(alice, bob):
+    """bob's signed-in browsers, recorded by his own logins, stay out of
+    alice's download."""
+
+    def log_in(username: str, agent: str, address: str) -> Client:
+        client = Client(HTTP_USER_AGENT=agent)
+        response = client.post(
+            "/accounts/login/",
+            {"login": username, "password": PASSWORD},
+            REMOTE_ADDR=address,
+        )
+        assert response.status_code == 302
+        return client
+
+    log_in("bob", "Bob's Safari", "203.0.113.7")
+    log_in("bob", "Bob's Chrome", "203.0.113.8")
+    client = log_in("alice", "Alice's Firefox", "198.51.100.9")
+    log_in("alice", "Alice's Edge", "198.51.100.10")
+
+    data = download(reauthenticated(client))
+    assert [(s["ip"], s["user_agent"]) for s in data["signed_in_browsers"]] == [
+        ("198.51.100.9", "Alice's Firefox"),
+        ("198.51.100.10", "Alice's Edge"),
+    ]
+    assert "203.0.113." not in json.dumps(data)
+    assert "Bob's" not in json.dumps(data)
