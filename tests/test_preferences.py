@@ -9,7 +9,7 @@ from django.db import IntegrityError, transaction
 from django.test import Client
 
 from accounts.models import Preferences
-from accounts.preferences import SESSION_KEY, TIME_ZONE_COOKIE
+from accounts.preferences import SESSION_KEY, TIME_ZONE_COOKIE, save_language
 
 from .conftest import PASSWORD
 from .support.account_client import login
@@ -50,6 +50,27 @@ def test_a_players_choice_is_saved_and_follows_them_to_another_host(alice):
     assert settings.LANGUAGE_COOKIE_NAME not in elsewhere.cookies
     assert language_of(elsewhere.get("/", HTTP_ACCEPT_LANGUAGE="fr")) == "de"
     assert elsewhere.session[SESSION_KEY]["language"] == "de"
+
+
+def test_a_player_who_picks_another_language_sees_it_on_the_next_page(alice):
+    """The session's copy of the saved language, read at login, follows the
+    menu's choice at once: not the old one until the next login."""
+    save_language(user=alice, language="de")
+    browser = login("alice")
+    before = browser.get("/")
+    assert '<html lang="de" dir="ltr">' in before.text
+    assert '<button type="submit" class="link-button">Abmelden</button>' in before.text
+
+    chose = browser.post(SET_LANGUAGE, {"language": "fr", "next": "/"})
+    assert chose.status_code == 302
+    assert stored() == [("alice", "fr", "")]
+    after = browser.get("/", HTTP_ACCEPT_LANGUAGE="de")
+    assert language_of(after) == "fr"
+    assert '<html lang="fr" dir="ltr">' in after.text
+    assert (
+        '<button type="submit" class="link-button">Se déconnecter</button>'
+        in after.text
+    )
 
 
 def test_the_saved_language_beats_a_cookie_another_visitor_chose(alice):
