@@ -6,11 +6,13 @@ targets install the runtime dependencies only.
 Migrations run for real in subprocesses on a fresh database of the pass's engine
 (tests/support/served.py)."""
 
+import contextlib
 import json
 import os
 import subprocess
 import sys
 import threading
+import time
 import tomllib
 from pathlib import Path
 
@@ -105,6 +107,58 @@ def hold_lock(database_url: str):
     return connection.close
 
 
+def migrations_table_exists(database_url: str) -> bool:
+    """Whether a migrate has begun on this database: its first write creates
+    django_migrations."""
+    if database_url.startswith("sqlite:///"):
+        import sqlite3
+
+        path = database_url.removeprefix("sqlite:///")
+        with contextlib.closing(sqlite3.connect(path)) as connection:
+            row = connection.execute(
+                "SELECT count(*) FROM sqlite_master WHERE name = 'django_migrations'"
+            ).fetchone()
+            return row[0] == 1
+    with psycopg.connect(database_url) as connection:
+        row = connection.execute("SELECT to_regclass('django_migrations')").fetchone()
+        return row[0] is not None
+
+
+def server_time(database_url: str):
+    """PostgreSQL's clock now (None with SQLite, which has no server)."""
+    if database_url.startswith("sqlite:///"):
+        return None
+    with psycopg.connect(database_url) as connection:
+        return connection.execute("SELECT clock_timestamp()").fetchone()[0]
+
+
+# Another connection to this database that asked for the lock after a time.
+ASKED_AGAIN = """
+    SELECT count(*) FROM pg_stat_activity
+    WHERE datname = current_database() AND pid <> pg_backend_pid()
+      AND query LIKE 'SELECT pg_try_advisory_lock(%%' AND query_start > %s
+"""
+
+
+def waits_on_the_lock(process: subprocess.Popen, database_url: str, since) -> bool:
+    """Whether `process` is waiting for the migration lock, as the kernel or the
+    server shows it. SQLite: its flock request queued on the lock file
+    (/proc/locks marks a waiter "->"). PostgreSQL: its pg_try_advisory_lock
+    asked again after `since` (the server's clock), the loop a waiting migrate
+    polls in."""
+    if database_url.startswith("sqlite:///"):
+        lock = Path(database_url.removeprefix("sqlite:///") + ".migrate-lock")
+        inode = lock.stat().st_ino
+        waiter = ["->", "FLOCK", "ADVISORY", "WRITE", str(process.pid)]
+        return any(
+            fields[1:6] == waiter and fields[6].endswith(f":{inode}")
+            for fields in map(str.split, Path("/proc/locks").read_text().splitlines())
+        )
+    with psycopg.connect(database_url) as connection:
+        row = connection.execute(ASKED_AGAIN, [since]).fetchone()
+        return row[0] > 0
+
+
 def test_a_migrate_waits_for_the_one_holding_the_lock_and_says_so(tmp_path):
     with fresh_database(tmp_path, "release_wait") as database_url:
         if not on_postgresql():
@@ -115,9 +169,17 @@ def test_a_migrate_waits_for_the_one_holding_the_lock_and_says_so(tmp_path):
         try:
             line = waiting.stderr.readline()  # blocks until the command logs
             assert line.rstrip().endswith(f"INFO games.migrate {WAITING}")
+            since = server_time(database_url)
+            # Not the log line alone: the kernel or the server shows the migrate
+            # waiting, and until then it has neither begun nor ended.
+            deadline = time.monotonic() + DEADLINE
+            while not waits_on_the_lock(waiting, database_url, since):
+                assert waiting.poll() is None, "it ended while the lock was held"
+                assert not migrations_table_exists(database_url), "it began"
+                assert time.monotonic() < deadline, "it never waited on the lock"
+                time.sleep(0.05)  # polling a condition under a deadline
             assert waiting.poll() is None
-            with pytest.raises(Exception, match="django_migrations"):
-                applied(database_url)  # it has not begun: not even the table
+            assert not migrations_table_exists(database_url)
         finally:
             release()
         assert waiting.wait(DEADLINE) == 0
