@@ -1,21 +1,26 @@
-"""The README is a contract: every command it shows exists, and every project path it
-names is there. `make help` lists every target of the Makefile. docs/testing.md,
-which maps the README's promises to test modules, names only paths that exist, and
-every page of docs/ is named in the README, so none is left unfound."""
+"""The README and docs/ are a contract: every command they show exists, and every
+project path they name is there (docs/history.md and docs/performance.md, records
+of the past, aside), docs/testing.md's map of promises to test modules included.
+`make help` lists every target of the Makefile, and every page of docs/ is named
+in the README, so none is left unfound."""
 
 import re
 import shlex
 import subprocess
 from importlib.util import find_spec
-from pathlib import Path
 
 import pytest
 from django.core.management import get_commands
 
-ROOT = Path(__file__).resolve().parent.parent
-README = (ROOT / "README.md").read_text()
-TESTING = (ROOT / "docs" / "testing.md").read_text()
+from .support.readme import README, ROOT, documents
+
 MAKEFILE = (ROOT / "Makefile").read_text()
+# The current product's documents, as one text.
+CURRENT = "\n".join(
+    text
+    for path, text in documents().items()
+    if path not in ("docs/history.md", "docs/performance.md")
+)
 
 SHELL_BLOCK = re.compile(r"```(?:sh|bash|console)\n(.*?)```", re.DOTALL)
 # A path of this project in backticks: `games/rules.py`, `tests/e2e/`, `.ci/run`.
@@ -25,10 +30,10 @@ PROJECT_PATH = re.compile(
 
 
 def shell_commands() -> list[list[str]]:
-    """Each command of the README's shell blocks, as words, comments removed; one
-    line may hold several commands joined by `&&` or `;`."""
+    """Each command of the shell blocks of the README and docs/, as words,
+    comments removed; one line may hold several commands joined by `&&` or `;`."""
     commands = []
-    for block in SHELL_BLOCK.findall(README):
+    for block in SHELL_BLOCK.findall(CURRENT):
         for line in block.replace("\\\n", " ").splitlines():
             words = shlex.split(line, comments=True)
             command: list[str] = []
@@ -79,44 +84,35 @@ def named_modules() -> list[str]:
 
 
 def test_the_readme_shows_the_two_commands():
-    assert {"run", "test"} <= set(named_make_targets())
+    (first_block, *_) = SHELL_BLOCK.findall(README)
+    shown = [shlex.split(line, comments=True) for line in first_block.splitlines()]
+    assert shown == [["make", "run"], ["make", "test"]]
 
 
-def test_every_make_target_in_the_readme_exists():
+def test_every_make_target_in_the_docs_exists():
     assert set(named_make_targets()) - make_targets() == set()
 
 
-def test_every_manage_py_command_in_the_readme_exists():
+def test_every_manage_py_command_in_the_docs_exists():
     assert set(named_manage_commands()) - set(get_commands()) == set()
 
 
-def test_every_python_module_in_the_readme_exists():
+def test_every_python_module_in_the_docs_exists():
     assert [module for module in named_modules() if find_spec(module) is None] == []
 
 
-def test_every_project_path_in_the_readme_exists():
-    paths = set(PROJECT_PATH.findall(README))
-    assert paths, "the layout section names the project's paths"
-    assert sorted(path for path in paths if not (ROOT / path).exists()) == []
-
-
-def test_every_project_path_in_the_testing_guide_exists():
-    """A test module split or renamed must be renamed in the map too."""
-    paths = set(PROJECT_PATH.findall(TESTING))
-    assert "tests/test_readme.py" in paths
+def test_every_project_path_in_the_docs_exists():
+    """A module split or renamed must be renamed in the docs too, in
+    docs/testing.md's map of promises to test modules as anywhere else."""
+    paths = set(PROJECT_PATH.findall(CURRENT))
+    assert {"games/rules.py", "tests/test_readme.py"} <= paths
     assert sorted(path for path in paths if not (ROOT / path).exists()) == []
 
 
 def test_the_readme_names_every_docs_page():
-    """By its path (`docs/deploying.md`) or in the layout's docs row
-    (`deploying.md`)."""
     pages = [page.name for page in (ROOT / "docs").glob("*.md")]
-    assert pages
-    assert [
-        page
-        for page in sorted(pages)
-        if f"docs/{page}" not in README and f"`{page}`" not in README
-    ] == []
+    assert "routes.md" in pages
+    assert [page for page in sorted(pages) if f"`docs/{page}`" not in README] == []
 
 
 @pytest.mark.processes

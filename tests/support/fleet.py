@@ -1,5 +1,5 @@
-"""Three app hosts behind nginx, as README's "Several app hosts" runs them, for
-the fleet tests (tests/test_fleet.py) and the fleet bench.
+"""Three app hosts behind nginx, as docs/deploying.md's "Several app hosts" runs
+them, for the fleet tests (tests/test_fleet.py) and the fleet bench.
 
 - One PostgreSQL database (fresh, next to the pass's DATABASE_URL, or on a
   private server), optionally one Redis of the test's own (`PrivateRedis`: a
@@ -8,7 +8,7 @@ the fleet tests (tests/test_fleet.py) and the fleet bench.
   the checkout (`copy_checkout`: a test can release a changed copy), on its own
   loopback address (127.0.0.2-4, same port) with its own cache and static
   directories, as separate machines would have.
-- nginx from the distribution running README's own ```nginx block: only the
+- nginx from the distribution running docs/deploying.md's ```nginx block: only the
   `server` lines of its `upstream` (the three hosts) and its `listen` line (plain
   HTTP on a free local port, without the TLS lines) are replaced. Around it the
   harness adds only its own process settings and, for the tests, an access log
@@ -46,11 +46,11 @@ from .served import ROOT, ServedApp, free_port, fresh_database
 NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
 REDIS_SERVER = shutil.which("redis-server") or "/usr/bin/redis-server"
 ADDRESSES = ("127.0.0.2", "127.0.0.3", "127.0.0.4")
-SITE = "ttt.example.com"  # the public name, as in README's Deploying section
+SITE = "ttt.example.com"  # the public name, as in docs/deploying.md
 CSRF = "a" * 32  # a CSRF secret of our own choosing, sent as cookie and field
 BOUND = 30.0  # seconds: generous bound on any wait, never slept
 
-# README's Deploying variables, as every host gets them, but over plain HTTP:
+# docs/deploying.md's variables, as every host gets them, but over plain HTTP:
 # the TLS lines are what the test's nginx leaves out (X-Forwarded-Proto: http).
 FLEET_ENV = {
     "DJANGO_ALLOWED_HOSTS": SITE,
@@ -79,21 +79,21 @@ def require_tools() -> None:
         )
 
 
-# --- nginx, configured by README's own block ---------------------------------
+# --- nginx, configured by docs/deploying.md's block ---------------------------
 
-README_NGINX = re.compile(r"```nginx\n(.*?)```", re.DOTALL)
+NGINX_BLOCK = re.compile(r"```nginx\n(.*?)```", re.DOTALL)
 UPSTREAM_SERVER = re.compile(r"^(\s*server\s+)\S+(.*)$")
 LISTEN = re.compile(r"^(\s*)listen\s[^;]*;.*$")
 TLS_ONLY = re.compile(r"^\s*(ssl_\w+|http2)\s")
 
 
-def readme_nginx_block() -> str:
-    (block,) = README_NGINX.findall((ROOT / "README.md").read_text())
+def documented_nginx_block() -> str:
+    (block,) = NGINX_BLOCK.findall((ROOT / "docs" / "deploying.md").read_text())
     return block
 
 
 def fleet_nginx_block(block: str, upstreams: list[str], port: int) -> str:
-    """README's block with the upstream's `server` lines naming `upstreams`
+    """The documented block with the upstream's `server` lines naming `upstreams`
     (in order, keeping each line's parameters), `listen` on 127.0.0.1:`port` in
     plain HTTP, and the TLS-only lines left out; every other line as written."""
     lines, servers, in_upstream = [], iter(upstreams), False
@@ -110,7 +110,9 @@ def fleet_nginx_block(block: str, upstreams: list[str], port: int) -> str:
             continue
         lines.append(line)
     if next(servers, None) is not None:
-        raise AssertionError(f"README's upstream lists fewer than {len(upstreams)}")
+        raise AssertionError(
+            f"the documented upstream lists fewer than {len(upstreams)}"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -135,7 +137,7 @@ class Nginx:
         self.prefix = prefix
         self.port = free_port()
         prefix.mkdir(parents=True, exist_ok=True)
-        block = fleet_nginx_block(readme_nginx_block(), upstreams, self.port)
+        block = fleet_nginx_block(documented_nginx_block(), upstreams, self.port)
         self.config = prefix / "nginx.conf"
         self.config.write_text(
             NGINX_MAIN.format(
