@@ -135,6 +135,42 @@ POOL_ERRORS = Counter(
     "Requests that got no pooled connection (DJANGO_DB_POOL_TIMEOUT passed).",
 )
 
+# The label values known in advance, made at import so that every process
+# exports them at 0 from its start: a labelled metric exports only the values
+# made so far (in multiprocess mode, only those written to a process's file),
+# and an idle host would show "no data" where it means 0.
+LIVE_KINDS = ("game", "lobby")
+KNOWN_LABELS = {
+    RATE_LIMITED: (
+        "new_game",
+        "abort_game",
+        "invitation_guest",
+        "join_game_as_guest",
+        "account_login",
+        "account_reauthenticate",
+        "account_close",
+        "account_reset_password",
+        "account_email",
+        "game_events",
+        "lobby_events",
+    ),
+    # Every status games.live.streams answers with.
+    STREAM_ANSWERS: ("200", "400", "403", "404", "429", "503"),
+    STREAMS: LIVE_KINDS,
+    LIVE_EVENTS: LIVE_KINDS,
+    MAILS: ("sent", "retried", "given_up", "failed"),
+    POOL_CONNECTIONS: ("in_use", "idle"),
+}
+
+
+def _make_known_labels() -> None:
+    for metric, known in KNOWN_LABELS.items():
+        for value in known:
+            metric.labels(value)
+
+
+_make_known_labels()
+
 
 # Pages -------------------------------------------------------------------------
 
