@@ -7,6 +7,7 @@ In-process, a process counts in its own memory: each test reads the values
 before and after, through the endpoint itself.
 """
 
+import hmac
 import os
 import subprocess
 import sys
@@ -146,6 +147,30 @@ def test_the_operator_reads_the_metrics(client, settings, extra):
     assert response["Content-Type"] == "text/plain; version=0.0.4; charset=utf-8"
     assert "no-store" in response["Cache-Control"]
     assert "# TYPE tictactoe_requests_total counter" in response.content.decode()
+
+
+@pytest.mark.django_db
+def test_the_token_is_compared_in_constant_time(client, settings, monkeypatch):
+    """What is sent and the token go to hmac.compare_digest, whose time does not
+    tell how much of a guess was right."""
+    settings.METRICS_TOKEN = TOKEN
+    compared = []
+    constant_time = hmac.compare_digest
+
+    def spy(given, token):
+        compared.append((given, token))
+        return constant_time(given, token)
+
+    monkeypatch.setattr(hmac, "compare_digest", spy)
+    for sent, status in [(TOKEN, 200), (f"{TOKEN}x", 404)]:
+        response = client.get(
+            "/metrics", REMOTE_ADDR=OUTSIDER, HTTP_AUTHORIZATION=f"Bearer {sent}"
+        )
+        assert response.status_code == status
+    assert compared == [
+        (TOKEN.encode(), TOKEN.encode()),
+        (f"{TOKEN}x".encode(), TOKEN.encode()),
+    ]
 
 
 @pytest.mark.django_db
