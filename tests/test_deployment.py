@@ -1,5 +1,5 @@
 """Security headers on real responses, and `check --deploy` with the production
-variables that README's "Deploying" section documents."""
+variables that docs/deploying.md documents."""
 
 from pathlib import Path
 

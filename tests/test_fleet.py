@@ -1,6 +1,6 @@
 """The fleet, for real: three `make serve` hosts (127.0.0.2-4) on one PostgreSQL
 database, with and without one Redis, behind the distribution's nginx running
-README's own configuration (tests/support/fleet.py). Everything goes through
+docs/deploying.md's configuration (tests/support/fleet.py). Everything goes through
 nginx, as players would: sessions ended on one host end on all, moves reach
 every host's watchers, and a host killed, every host restarted in turn, Redis
 stopped or PostgreSQL restarted lose no move and no page (but one the killed
@@ -50,7 +50,7 @@ def fleet(request, tmp_path_factory):
     """Three hosts and nginx, with REDIS_URL (a Redis of the test's own) or
     without (PostgreSQL LISTEN/NOTIFY, on a PostgreSQL server of the fleet's
     own, which a test restarts); shared by the module's tests, each on players
-    and games of its own. Each host runs README's default WEB_CONCURRENCY."""
+    and games of its own. Each host runs the documented default WEB_CONCURRENCY."""
     directory = tmp_path_factory.mktemp(f"fleet-{request.param}")
     redis = request.param == "redis"
     with ExitStack() as stack:
@@ -353,7 +353,7 @@ def test_a_rolling_restart_under_play_fails_no_request(fleet, tmp_path):
             host.stop()  # SIGTERM: streams end, requests in hand finish
             host.release(release)
             host.start()
-            # As README says: the next host only once nginx sends this one
+            # As docs/deploying.md says: the next host only once nginx sends this one
             # requests again (its fail_timeout), never two hosts out at once.
             fleet.in_rotation()
         player.stop()

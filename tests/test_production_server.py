@@ -239,8 +239,8 @@ def test_each_server_process_runs_on_a_cpu_of_its_own(server):
 
 
 def test_the_access_log_is_off_unless_asked_for():
-    """The proxy in front logs requests (README, WEB_ACCESS_LOG); this module's
-    server turns it on to see every answer."""
+    """The proxy in front logs requests (docs/settings.md, WEB_ACCESS_LOG); this
+    module's server turns it on to see every answer."""
 
     def access_log(**env: str) -> str:
         """serve.config()'s access_log, as the server would start with `env`."""

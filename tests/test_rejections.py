@@ -1,5 +1,5 @@
-"""games.rejections: every refusal has its own HTTP status, the one the README
-documents; none falls through to a default."""
+"""games.rejections: every refusal has its own HTTP status, the one docs/routes.md
+documents ("Refusals"); none falls through to a default."""
 
 from types import SimpleNamespace
 
@@ -25,7 +25,7 @@ def test_the_walk_finds_the_rules_and_the_services_refusals():
     assert {"OutsideBoard", "TooLateToAbort", "GameNotFound", "Conflict"} <= names
 
 
-README_STATUS = {
+DOCUMENTED_STATUS = {
     "OutsideBoard": 400,
     "InvalidSide": 400,
     "CannotBlockSelf": 400,
@@ -58,4 +58,4 @@ def test_each_refusal_maps_to_the_documented_status(cls):
     refusal = (
         cls(SimpleNamespace(get_username=lambda: "bob")) if cls is Blocked else cls()
     )
-    assert rejections.status_for(refusal) == README_STATUS[cls.__name__]
+    assert rejections.status_for(refusal) == DOCUMENTED_STATUS[cls.__name__]

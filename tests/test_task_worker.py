@@ -342,7 +342,7 @@ def started_as(env: dict[str, str], log: Path) -> tuple[subprocess.Popen, str]:
 
 
 def default_id(cache_dir: Path, slot: int) -> str:
-    """The id README promises a worker without TASK_WORKER_ID."""
+    """The id docs/settings.md promises a worker without TASK_WORKER_ID."""
     place = hashlib.sha256(str(cache_dir.resolve()).encode()).hexdigest()[:8]
     return f"{socket.gethostname()}-{place}-{slot}"
 

@@ -1,4 +1,4 @@
-"""Every shipped language is complete and sound (README, "Languages"): each catalog
+"""Every shipped language is complete and sound (docs/translating.md): each catalog
 exists with its language's plural rule, translates every message (every plural form)
 with nothing fuzzy and the msgid's placeholders and HTML tags, its committed .mo says
 what its .po says, it holds every message the code marks, and no template shows a
@@ -35,7 +35,7 @@ PLURAL_RULES = {
         {0: 0, 1: 1, 2: 2, 3: 3, 10: 3, 11: 4, 99: 4, 100: 5, 102: 5, 103: 3, 111: 4},
     ),
 }
-MAKE_MESSAGES = "run `make messages` (README, Languages)"
+MAKE_MESSAGES = "run `make messages` (docs/translating.md)"
 
 
 def po_file(directory: str, locale: str) -> Path:

@@ -1,1 +1,2 @@
-"""`make bench`: the app against Django's floor, measured side by side (README)."""
+"""`make bench`: the app against Django's floor, measured side by side
+(docs/benchmarks.md)."""

@@ -1,5 +1,5 @@
-"""The fleet bench: three `make serve` hosts behind nginx running README's own
-nginx block, on one PostgreSQL database and one Redis, on this machine (the
+"""The fleet bench: three `make serve` hosts behind nginx running the nginx block
+of docs/deploying.md, on one PostgreSQL database and one Redis, on this machine (the
 harness of the fleet tests, tests/support/fleet.py).
 
     python -m tests.bench.fleet [--streams 2000] [--moves 60] [--duration 10]
@@ -229,7 +229,7 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def print_table(results: dict, streams: int) -> None:
-    """The section as the README's benchmark table shows it."""
+    """The section as docs/benchmarks.md shows it."""
     print("\nfleet  (3 hosts behind nginx, PostgreSQL + Redis)")
     print(f"{'game page':<24}{'req/s':>7}{'host cpu ms':>13}{'nginx cpu ms':>14}")
     print("-" * 58)
