@@ -35,7 +35,7 @@ ROOT = Path(__file__).resolve().parents[2]
 ACCESS_LINE = re.compile(r'"[A-Z]+ \S+ HTTP/1\.[01]" (\d{3}) ')
 STARTUP_TIMEOUT = 180  # seconds; CI machines can be slow to boot the workers
 
-# The production variables from README's "Deploying" section.
+# The production variables of docs/deploying.md, step 1.
 PRODUCTION_ENV = {
     "DJANGO_SECRET_KEY": "x7Qp2-production-like-secret-for-tests-only-9fK3vLm8Zr4Tt",
     "DJANGO_ALLOWED_HOSTS": "ttt.example.com",
