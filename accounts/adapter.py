@@ -1,13 +1,16 @@
 """allauth's adapter with what this site changes: the client address for the
 limits, failed logins counted per account whatever the Host header, the password
-check of sensitive actions counted like a login, and no confirmation link for an
-address someone else has confirmed."""
+check of sensitive actions counted like a login, a new password clearing the
+account's count of failed logins (never the client address's), and no
+confirmation link for an address someone else has confirmed."""
 
 import logging
 import unicodedata
 
+from allauth.account import app_settings
 from allauth.account.adapter import DefaultAccountAdapter
 from allauth.account.models import EmailAddress
+from allauth.core.internal import ratelimit
 from django import forms
 from django.conf import settings
 from django.core.exceptions import PermissionDenied
@@ -58,6 +61,28 @@ class AccountAdapter(DefaultAccountAdapter):
         (tests/test_accounts_limits.py fails if it is renamed)."""
         login = credentials.get("email", credentials.get("username", ""))
         return unicodedata.normalize("NFKC", login).casefold()
+
+    def set_password(self, user, password: str) -> None:
+        """A new password (a reset, or a change, which asks for the current
+        one) clears the account's count of failed logins: they guessed at the
+        old one. Only the counts per login: a client address's only expires."""
+        super().set_password(user, password)
+        rates = app_settings.RATE_LIMITS.get("login_failed") or ""
+        per_login = [rate for rate in rates.split(",") if rate.strip().endswith("/key")]
+        ratelimit.clear(
+            self.request,
+            app="allauth.account",
+            action="login_failed",
+            config={"login_failed": ",".join(per_login)},
+            key=self._get_login_attempts_cache_key(
+                self.request, username=user.get_username()
+            ),
+        )
+
+    def _delete_login_attempts_cached_email(self, request, **credentials) -> None:
+        """Nothing: allauth's clearing after a reset, of the counts of logins by
+        email (this site logs in by username) and of the client address's count
+        too. The account's count is cleared by set_password."""
 
     def validation_error(self, code: str, *args):
         if code == "too_many_login_attempts":

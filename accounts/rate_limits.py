@@ -8,12 +8,15 @@ write drops a live row (past MAX_ENTRIES DatabaseCache deletes a third of all
 keys, live counts included, so whoever fills the table resets everyone's
 counts). A read ignores an expired row; the task worker's housekeeping deletes
 them (`delete_expired`, by the index on `expires_at`). Values are JSON
-(allauth's lists of hit times), not pickles: a row holds data, never code.
+(allauth's lists of hit times), not pickles: a row holds data, never code. A
+client address's count of failed logins is never deleted, only takes back a
+correct second factor's own attempt (`RateLimitStore.delete`).
 
 The site's own limits (games.views: creating and aborting games) count with
 `hit()`, which also says how long to wait.
 """
 
+import re
 from datetime import UTC, datetime, timedelta
 
 from django.core.cache.backends.base import DEFAULT_TIMEOUT, BaseCache
@@ -24,6 +27,12 @@ from .models import RateLimitCount
 
 # A value stored without a timeout (allauth always gives one).
 NEVER = datetime(9999, 1, 1, tzinfo=UTC)
+# allauth's count of one client address's failed logins, newest time first
+# ("allauth:rl:allauth.account:login_failed:5/900.0/ip:ip:192.0.2.1"), not its
+# lock (the same and ":lock").
+ADDRESS_FAILURES = re.compile(
+    r"allauth:rl:allauth\.account:login_failed:[^:]+/ip:ip:[0-9a-f.:]+"
+)
 
 
 class RateLimitStore(BaseCache):
@@ -94,9 +103,27 @@ class RateLimitStore(BaseCache):
         return live.update(expires_at=self._expires_at(timeout)) > 0
 
     def delete(self, key, version=None) -> bool:
-        key = self.make_and_validate_key(key, version=version)
-        deleted, _ = RateLimitCount.objects.filter(key=key).delete()
+        """Delete `key`, unless it is a client address's count of failed
+        logins: that loses its newest time only. allauth deletes it with the
+        account's count after a correct second factor (allauth.mfa's
+        check_rate_limit), whose own attempt that time is; deleting it all let
+        one address guess passwords without limit, logging in to accounts of
+        its own between guesses. The count only expires."""
+        stored = self.make_and_validate_key(key, version=version)
+        if ADDRESS_FAILURES.fullmatch(key):
+            return self._take_back_newest(stored)
+        deleted, _ = RateLimitCount.objects.filter(key=stored).delete()
         return deleted > 0
+
+    def _take_back_newest(self, key: str) -> bool:
+        with transaction.atomic():
+            live = RateLimitCount.objects.filter(key=key, expires_at__gt=timezone.now())
+            count = live.select_for_update().first()
+            if count is None or not count.value:
+                return False
+            count.value = count.value[1:]
+            count.save(update_fields=["value"])
+        return True
 
     def clear(self) -> None:
         RateLimitCount.objects.all().delete()

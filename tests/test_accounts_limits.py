@@ -20,8 +20,10 @@ from accounts.models import RateLimitCount
 from .conftest import PASSWORD
 from .support.account_client import (
     NEW_PASSWORD,
+    confirmed,
     logged_in_as,
     login,
+    mailed_link,
     outbox_to,
     signup,
 )
@@ -106,6 +108,28 @@ def test_a_success_does_not_clear_the_count(settings, make_user):
     assert logged_in_as(login("alice", address="192.0.2.50")) == "alice"
     fail_login("alice", "192.0.2.51")
     assert fail_login("alice", "192.0.2.52").status_code == 429
+
+
+def test_a_reset_clears_the_accounts_count_not_the_addresss(settings, make_user):
+    """allauth's clearing after a reset deleted the count of the client address
+    that set the new password (and only the count of a login by email, which
+    this site has none of): the account stayed paused, the address guessed on."""
+    address = "192.0.2.77"
+    confirmed(make_user("alice"), "alice@example.com")
+    make_user("bob")
+    for _ in range(settings.LOGIN_FAILURE_LIMIT):
+        assert fail_login("alice", address).status_code == 400
+    client = Client(REMOTE_ADDR=address)
+    client.post("/accounts/password/reset/", {"email": "alice@example.com"})
+    form = client.get(mailed_link(mail.outbox[0]), follow=True)
+    done = client.post(
+        form.redirect_chain[-1][0],
+        {"password1": NEW_PASSWORD, "password2": NEW_PASSWORD},
+    )
+    assert done["Location"] == "/accounts/password/reset/key/done/"
+    assert logged_in_as(login("alice", NEW_PASSWORD, address="192.0.2.78")) == "alice"
+    assert fail_login("bob", address).status_code == 429
+    assert logged_in_as(login("bob", address=address)) is None
 
 
 def test_the_pause_ends_after_the_cooloff(settings, make_user, monkeypatch):

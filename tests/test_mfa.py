@@ -208,6 +208,39 @@ def test_wrong_codes_count_against_the_login_limit(settings, alice_with_app):
     assert logged_in_as(again) is None
 
 
+def test_correct_codes_leave_the_address_count_of_failed_logins(
+    settings, make_user, client_for
+):
+    """Password spraying from one address, a login to one of its own accounts
+    with an app between guesses: allauth's clearing after a correct code
+    deleted the address's count, so no guess was ever paused (seen: 17 wrong
+    passwords answered, limit 5). A correct code neither counts nor clears."""
+    address = "203.0.113.66"
+    limit = settings.LOGIN_FAILURE_LIMIT
+    own = [make_user(f"mallory{n}") for n in range(limit)]
+    secrets = [
+        set_up_app(client_for(user, REMOTE_ADDR=f"198.51.100.{10 + n}"))
+        for n, user in enumerate(own)
+    ]
+    for n, (user, secret) in enumerate(zip(own, secrets, strict=True)):
+        client = Client(REMOTE_ADDR=address)
+        step = client.post(
+            "/accounts/login/", {"login": user.username, "password": PASSWORD}
+        )
+        assert step["Location"] == "/accounts/2fa/authenticate/", n
+        client.post("/accounts/2fa/authenticate/", {"code": totp(secret)})
+        assert logged_in_as(client) == user.username, n
+        guess = Client(REMOTE_ADDR=address).post(
+            "/accounts/login/", {"login": f"victim{n}", "password": "wrong"}
+        )
+        assert guess.status_code == 400, n
+    paused = Client(REMOTE_ADDR=address).post(
+        "/accounts/login/", {"login": "victim9", "password": "wrong"}
+    )
+    assert paused.status_code == 429
+    assert PAUSED in paused.text
+
+
 def test_a_recovery_code_works_once(alice_client, alice_with_app):
     codes = alice_client.get("/accounts/2fa/recovery-codes/")
     unused = re.findall(r"<li><code>(\d{8})</code></li>", codes.text)
