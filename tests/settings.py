@@ -5,6 +5,9 @@ import os
 import shutil
 import tempfile
 
+# Never the checkout's .env (`make run` writes one), here or in what the tests
+# start with this environment or these settings.
+os.environ["PYTHON_DOTENV_DISABLED"] = "1"
 os.environ.setdefault("DJANGO_DEBUG", "0")
 os.environ.setdefault("DJANGO_SECRET_KEY", "tests-only-secret-key-not-for-production")
 # Debug is off, so the site must say its address: the test client's.

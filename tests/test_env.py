@@ -4,6 +4,7 @@ it takes; it never quietly means the default."""
 
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -26,7 +27,7 @@ from tictactoe_site.env import (
 )
 
 from .support.readme import configuration_defaults
-from .support.served import ROOT, free_port
+from .support.served import NO_DOT_ENV, ROOT, free_port
 
 VAR = "TTT_TEST_VARIABLE"
 ON_OFF = (
@@ -289,15 +290,15 @@ def test_the_table_is_read():
     assert len(DOCUMENTED) == 68
 
 
-def load_settings(monkeypatch, **env: str) -> dict:
-    """The project's settings module, run afresh with only `env` (and the
-    documented variables cleared)."""
+def load_settings(monkeypatch, root: Path = ROOT, **env: str) -> dict:
+    """The settings module of the checkout at `root`, run afresh with only `env`
+    (and the documented variables cleared)."""
     for name in DOCUMENTED:
         monkeypatch.delenv(name, raising=False)
     for name, value in {**SETTINGS_ENV, **env}.items():
         monkeypatch.setenv(name, value)
     spec = spec_from_file_location(
-        "tictactoe_site.settings_under_test", ROOT / "tictactoe_site" / "settings.py"
+        "tictactoe_site.settings_under_test", root / "tictactoe_site" / "settings.py"
     )
     settings = module_from_spec(spec)
     spec.loader.exec_module(settings)
@@ -366,6 +367,37 @@ def test_the_settings_take_the_documented_defaults(monkeypatch):
     }
     # Each compared with README's own default for it, not a copy of it here.
     assert settings_values == {name: documented_value(name) for name in settings_values}
+
+
+# `make run`'s .env, with more a developer may add to it.
+DEVELOPMENT_DOT_ENV = {
+    "DJANGO_DEBUG": "1",
+    "DJANGO_SECURE_COOKIES": "1",
+    "DJANGO_LOGIN_FAILURE_LIMIT": "50",
+}
+
+
+def test_the_settings_tests_ignore_the_dot_env_of_a_development_checkout(
+    monkeypatch, tmp_path
+):
+    """`make run` leaves a .env beside the settings: the settings tests see none
+    of it, while a developer's manage.py reads it."""
+    (tmp_path / "tictactoe_site").mkdir()
+    shutil.copy2(ROOT / "tictactoe_site" / "settings.py", tmp_path / "tictactoe_site")
+    (tmp_path / ".env").write_text(
+        "".join(f"{name}={value}\n" for name, value in DEVELOPMENT_DOT_ENV.items())
+    )
+    for name in DEVELOPMENT_DOT_ENV:  # unset now, and after the test if .env set it
+        monkeypatch.setenv(name, "")
+        monkeypatch.delenv(name)
+
+    def seen(settings: dict) -> tuple:
+        names = ("DEBUG", "SESSION_COOKIE_SECURE", "LOGIN_FAILURE_LIMIT")
+        return tuple(settings[name] for name in names)
+
+    assert seen(load_settings(monkeypatch, root=tmp_path)) == (False, False, 5)
+    monkeypatch.delenv("PYTHON_DOTENV_DISABLED")  # as in a developer's shell
+    assert seen(load_settings(monkeypatch, root=tmp_path)) == (True, True, 50)
 
 
 SQLITE = {"DATABASE_URL": "sqlite:////tmp/ttt-env-test.sqlite3"}
@@ -453,6 +485,7 @@ def start(module: str, **env: str) -> subprocess.CompletedProcess:
         cwd=ROOT,
         env={
             "PATH": os.environ["PATH"],
+            **NO_DOT_ENV,
             "DJANGO_SECRET_KEY": "env-test-secret",
             "DJANGO_SITE_URL": "https://ttt.example.com",
             "HOST": "127.0.0.1",
@@ -520,6 +553,7 @@ def make_serve(tmp_path: Path, **env: str) -> tuple[int, str]:
         env={
             "PATH": os.environ["PATH"],
             "HOME": os.environ.get("HOME", str(tmp_path)),
+            **NO_DOT_ENV,
             "DJANGO_SECRET_KEY": "env-test-secret",
             "DJANGO_SITE_URL": "https://ttt.example.com",
             "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}",

@@ -49,6 +49,8 @@ PRODUCTION_ENV = {
     "DJANGO_HSTS_INCLUDE_SUBDOMAINS": "1",
     "DJANGO_HSTS_PRELOAD": "1",
 }
+# In every process the tests start: never the checkout's .env (settings.py).
+NO_DOT_ENV = {"PYTHON_DOTENV_DISABLED": "1"}
 # Over plain HTTP, straight to the server (no TLS proxy): for a real browser
 # on http://127.0.0.1 and for the benches' own HTTP clients.
 PLAIN_HTTP = {
@@ -72,7 +74,7 @@ def manage(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "manage.py", *args],
         cwd=ROOT,
-        env={"PATH": os.environ["PATH"], **env},
+        env={"PATH": os.environ["PATH"], **NO_DOT_ENV, **env},
         capture_output=True,
         text=True,
         timeout=180,
@@ -225,8 +227,8 @@ class ServedApp:
             "PATH": os.environ["PATH"],
             "HOME": os.environ.get("HOME", str(tmp_dir)),
             **PRODUCTION_ENV,
-            # As `make serve` sets it, also for manage.py in a checkout with .env.
-            "DJANGO_DEBUG": "0",
+            **NO_DOT_ENV,
+            "DJANGO_DEBUG": "0",  # as `make serve` sets it
             "DJANGO_ALLOWED_HOSTS": "127.0.0.1",
             "DATABASE_URL": database_url,
             "DJANGO_STATIC_ROOT": str(
