@@ -22,6 +22,7 @@ from . import usernames
 from .forms import EMAIL_HELP, EMAIL_LABEL, JUST_TAKEN
 from .guests import is_guest
 from .keep_account import NotAGuest, keep_account
+from .user_sessions import keeps_the_browser_listed
 from .views import account_methods, refused_status
 
 NOT_A_GUEST = gettext_lazy(
@@ -83,6 +84,7 @@ class KeepAccountForm(allauth_forms.SetPasswordForm):
 
 @account_methods
 @login_required
+@keeps_the_browser_listed
 def keep(request):
     """GET: the form; POST: the guest's account becomes a normal one."""
     if not is_guest(request.user):
@@ -109,7 +111,8 @@ def keep(request):
             except IntegrityError:
                 form.add_error("username", JUST_TAKEN)
             else:
-                # This session stays logged in (the password changed its hash).
+                # This session stays logged in (the password changed its hash)
+                # under a new key, which its signed-in browser follows.
                 update_session_auth_hash(request, account)
                 if form.email_form is not None:
                     form.email_form.user = account
