@@ -1,11 +1,16 @@
 """The user admin: Django's, plus each player's game record (read-only) and
 which accounts are closed (a closed account is an inactive user:
-accounts.services). Email addresses are allauth's admin (account/emailaddress)."""
+accounts.services); one's own password is changed on the site's page. Email
+addresses are allauth's admin (account/emailaddress); signed-in browsers are
+shown, and signed out as on the account page, never added or edited."""
 
-from allauth.account.decorators import secure_admin_login
+from allauth.usersessions.adapter import get_adapter
+from allauth.usersessions.models import UserSession
 from django.contrib import admin
+from django.contrib.admin.utils import unquote
 from django.contrib.auth import get_user_model
 from django.contrib.auth.admin import UserAdmin
+from django.shortcuts import redirect
 from django.urls import reverse
 from django.utils.html import format_html
 from django.utils.translation import gettext as _
@@ -16,10 +21,12 @@ from games.models import PlayerRecord, PlayerResult
 
 from . import guests, mfa_admin  # noqa: F401  (second factors, without their secrets)
 from .forms import AdminUserChangeForm, AdminUserCreationForm
+from .user_sessions import keeps_the_browser_listed
 
 User = get_user_model()
 
 admin.site.unregister(User)
+admin.site.unregister(UserSession)
 
 
 class ClosedAccountFilter(admin.SimpleListFilter):
@@ -68,6 +75,15 @@ class PlayerAdmin(UserAdmin):
     list_filter = [ClosedAccountFilter, GuestFilter, *UserAdmin.list_filter]
     list_select_related = ["guest"]
 
+    def user_change_password(self, request, id, form_url=""):
+        """Another's password: Django's form, after which this browser, whose
+        session key it changes, stays listed. One's own: the site's page, which
+        asks for the current password and counts the attempts."""
+        if unquote(id) == str(request.user.pk):
+            return redirect("account_change_password")
+        change = keeps_the_browser_listed(super().user_change_password)
+        return change(request, id, form_url)
+
     @admin.display(description=gettext_lazy("Guest"), boolean=True)
     def is_guest(self, obj) -> bool:
         return guests.is_guest(obj)
@@ -106,6 +122,25 @@ class PlayerAdmin(UserAdmin):
         )
 
 
-# The admin's own login form would count no failed login: it sends visitors to
-# the site's login page instead, which the limits cover (allauth's decorator).
-admin.site.login = secure_admin_login(admin.site.login)
+@admin.register(UserSession)
+class UserSessionAdmin(admin.ModelAdmin):
+    """Deleting a browser signs it out, its live streams with it, as the
+    account page does (accounts.user_sessions)."""
+
+    list_display = ["user", "created_at", "ip", "user_agent"]
+    list_select_related = ["user"]
+    search_fields = ["user__username", "ip"]
+    fields = ["user", "created_at", "ip", "user_agent"]
+    readonly_fields = fields
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def delete_model(self, request, obj) -> None:
+        get_adapter().end_sessions([obj])
+
+    def delete_queryset(self, request, queryset) -> None:
+        get_adapter().end_sessions(queryset)

@@ -72,6 +72,21 @@ def test_the_account_page_lists_each_browser(laptop, phone, bob):
     assert "Sign out all other browsers" in page
 
 
+def test_this_browser_comes_first_then_the_newest(laptop, phone):
+    tablet = browser("alice", "198.51.100.3", PHONE)
+    addresses = [
+        re.search(r"from (\S+) ", row)[1] for row in listed(laptop) + listed(tablet)
+    ]
+    assert addresses == [
+        "198.51.100.1",  # laptop's list: this one, though the first signed in
+        "198.51.100.3",
+        "2001:db8::7",
+        "198.51.100.3",  # tablet's list: this one, then newest first
+        "2001:db8::7",
+        "198.51.100.1",
+    ]
+
+
 def test_the_address_is_the_one_the_site_trusts(alice, settings):
     """Behind one proxy, the address the proxy saw, not what the client claims
     (accounts.client)."""
@@ -151,6 +166,29 @@ def test_a_browser_ended_by_a_password_change_is_not_listed(laptop, phone):
     assert laptop.post(END, {"others": "1"}).status_code == 302
     assert "Signed out of 0 other browsers." in laptop.get(ACCOUNT).text
     assert UserSession.objects.count() == 1
+
+
+def test_deleting_a_browser_in_the_admin_signs_it_out(
+    laptop, phone, client_for, make_user
+):
+    staff = client_for(make_user("root", is_staff=True, is_superuser=True))
+    path = f"/admin/usersessions/usersession/{session_id(phone)}/"
+    assert staff.get(path + "change/").status_code == 200
+    assert staff.post(path + "change/", {"ip": "6.6.6.6"}).status_code == 403
+    assert staff.get("/admin/usersessions/usersession/add/").status_code == 403
+    response = staff.post(path + "delete/", {"post": "yes"})
+    assert response.status_code == 302
+    assert logged_in_as(phone) is None
+    assert logged_in_as(laptop) == "alice"
+    assert UserSession.objects.get().session_key == sessionid(laptop)
+    laptop_id = session_id(laptop)
+    response = staff.post(
+        "/admin/usersessions/usersession/",
+        {"action": "delete_selected", "_selected_action": [laptop_id], "post": "yes"},
+    )
+    assert response.status_code == 302
+    assert logged_in_as(laptop) is None
+    assert not UserSession.objects.exists()
 
 
 @pytest.mark.parametrize(
