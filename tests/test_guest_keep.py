@@ -153,6 +153,23 @@ def test_only_a_guest_keeps_an_account(client_for, alice):
     assert (alice.username, alice.check_password(PASSWORD)) == ("alice", True)
 
 
+def test_a_guest_closed_meanwhile_is_not_kept(client_for, dora, monkeypatch):
+    """The page found a guest; the account was closed (the idle guests'
+    housekeeping, say) before the keep's transaction began: nothing is kept."""
+    from accounts import services as account_services
+    from accounts import usernames
+
+    def closed_meanwhile(name, user=None):
+        account_services.close_account(user=dora)
+
+    monkeypatch.setattr(usernames, "check_available", closed_meanwhile)
+    response = client_for(dora).post("/accounts/keep/", keep_form(username="dorothy"))
+    assert response.status_code == 403
+    assert NOT_A_GUEST in response.text
+    assert stored(dora) == ("dora", False, True)
+    assert not get_user_model().objects.get(pk=dora.pk).is_active
+
+
 def test_anonymous_visitors_log_in_first(db):
     for method in ("get", "post"):
         response = getattr(Client(), method)("/accounts/keep/")

@@ -44,6 +44,16 @@ def test_staff_without_a_second_factor_are_sent_to_set_one_up(client_for, root, 
     assert "Set up an authenticator app" in page.text
 
 
+def test_plain_staff_without_a_second_factor_are_sent_to_set_one_up(
+    client_for, make_user
+):
+    """Staff who are not superusers meet the same check."""
+    staff = without_second_factor(make_user("staff", is_staff=True))
+    response = client_for(staff).get("/admin/")
+    assert response.status_code == 302
+    assert response["Location"] == "/accounts/2fa/"
+
+
 def test_staff_without_a_second_factor_change_nothing_in_the_admin(
     client_for, root, game
 ):
