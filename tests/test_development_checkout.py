@@ -1,5 +1,6 @@
 """A checkout set up by `make run` is a development checkout: `manage.py` works there
-with nothing exported, while `make serve` still refuses to start without a key.
+with nothing exported, while `make serve` still refuses to start without a key and
+the test suite ignores its .env.
 
 Each test copies the project into a temporary directory (sharing this run's
 .venv) and runs the real Makefile target and `manage.py` with a clean environment.
@@ -145,3 +146,53 @@ def test_the_environment_wins_over_the_development_env_file(checkout):
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines()[-1] == "False"
+
+
+# Settings tests a development .env would change: two through load_settings
+# (tests/test_env.py), one through served.manage.
+SETTINGS_TESTS = [
+    "tests/test_env.py::test_the_settings_take_the_documented_defaults",
+    "tests/test_secrets_files.py::test_the_settings_read_every_secret_from_a_file"
+    "[DJANGO_EMAIL_HOST_PASSWORD]",
+    "tests/test_deployment.py::"
+    "test_check_deploy_is_clean_with_the_documented_production_variables",
+]
+
+
+def test_the_suite_ignores_the_env_file_that_manage_py_reads(
+    checkout, tmp_path_factory
+):
+    """`make run`, then `make quick`: the tests see none of .env."""
+    for name in ("tests", "docs"):
+        shutil.copytree(
+            ROOT / name, checkout / name, ignore=shutil.ignore_patterns("__pycache__")
+        )
+    shutil.copy2(ROOT / "README.md", checkout / "README.md")
+    (checkout / ".env").write_text(
+        "DJANGO_DEBUG=1\n"
+        "DJANGO_SECURE_COOKIES=1\n"
+        "DJANGO_SITE_URL=http://example.invalid\n"
+        f"DATABASE_URL=sqlite:///{checkout}/development.sqlite3\n"
+    )
+
+    shell = manage(
+        checkout,
+        "shell",
+        "-c",
+        "from django.conf import settings; print(settings.DEBUG, "
+        "settings.SESSION_COOKIE_SECURE, settings.SITE_URL, "
+        "settings.DATABASES['default']['NAME'])",
+    )
+    assert shell.returncode == 0, shell.stderr
+    assert shell.stdout.splitlines()[-1] == (
+        f"True True http://example.invalid {checkout}/development.sqlite3"
+    )
+
+    basetemp = tmp_path_factory.mktemp("inner") / "tmp"
+    suite = run(
+        [sys.executable, "-m", "pytest", "-n", "0", "-q", "-p", "no:cacheprovider"]
+        + ["--basetemp", str(basetemp), *SETTINGS_TESTS],
+        checkout,
+    )
+    assert suite.returncode == 0, suite.stdout
+    assert suite.stdout.splitlines()[-1].startswith("3 passed in ")
