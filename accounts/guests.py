@@ -147,8 +147,9 @@ def _client_key(ip: str) -> str:
 
 
 def creation_wait(request) -> timedelta | None:
-    """Count one guest creation from the request's client address; None within
-    GAMES_GUEST_CREATE_LIMIT per GAMES_GUEST_CREATE_WINDOW, else the wait."""
+    """Count one guest name tried (taken, refused or made) from the request's
+    client address; None within GAMES_GUEST_CREATE_LIMIT per
+    GAMES_GUEST_CREATE_WINDOW, else the wait."""
     limit = settings.GAMES_GUEST_CREATE_LIMIT
     if not limit:
         return None
@@ -161,9 +162,9 @@ def creation_refusal(wait: timedelta) -> str:
     limit = settings.GAMES_GUEST_CREATE_LIMIT
     window = refusals.wait_text(settings.GAMES_GUEST_CREATE_WINDOW)
     return ngettext(
-        "%(count)d guest account was made from your network in the last "
+        "%(count)d guest name was tried from your network in the last "
         "%(window)s. Please wait %(wait)s and try again, or log in.",
-        "%(count)d guest accounts were made from your network in the last "
+        "%(count)d guest names were tried from your network in the last "
         "%(window)s. Please wait %(wait)s and try again, or log in.",
         limit,
     ) % {"count": limit, "window": window, "wait": refusals.wait_text(wait)}

@@ -45,19 +45,21 @@ def guest_context(request, *, action: str, name: str | None = None) -> dict:
 
 def play_as_guest(request, *, join, refuse):
     """Make a guest named as the form says and `join(user=...)` them; on any
-    refusal `refuse(message, status, name)` re-renders the page, nothing made."""
+    refusal `refuse(message, status, name)` re-renders the page, nothing made.
+    Every name tried counts against the address's limit before it is checked:
+    whether a name is taken costs a visitor as much as a guest made."""
     form = GuestNameForm(request.POST)
     if not form.is_valid():
         return refuse(next(iter(form.errors.values()))[0], 400, "")
     name = form.cleaned_data["name"]
-    try:
-        guests.clean_name(name)
-    except ValidationError as error:
-        return refuse(error.messages[0], 400, name)
     if (wait := guests.creation_wait(request)) is not None:
         response = refuse(guests.creation_refusal(wait), 429, name)
         response["Retry-After"] = refusals.retry_after(wait)
         return response
+    try:
+        guests.clean_name(name)
+    except ValidationError as error:
+        return refuse(error.messages[0], 400, name)
     try:
         user, game = guests.play_as_guest(name=name, join=lambda user: join(user=user))
     except ValidationError as error:

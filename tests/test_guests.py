@@ -294,11 +294,46 @@ def test_guest_creation_is_limited_per_address(settings, alice):
     assert statuses == [302, 302, 302, 429]
     refused = play_as_guest(Client(), invitations[3], "limited9")
     assert refused.status_code == 429
-    assert "3 guest accounts were made from your network in the last 60 minutes" in (
+    assert "3 guest names were tried from your network in the last 60 minutes" in (
         text(refused)
     )
     assert 3500 < int(refused["Retry-After"]) <= 3600
     assert Guest.objects.count() == 3
+
+
+def test_names_probed_count_against_the_limit(settings, alice, make_user):
+    """Whether a name is taken was answered for any name without limit (seen:
+    60 probes, no 429). Each name tried counts, taken, refused or made, on an
+    invitation or an open game alike; past the limit a taken name gets the 429
+    with the wait, not "already exists", and nothing is made."""
+    settings.GAMES_GUEST_CREATE_LIMIT = 3
+    make_user("taken")
+    invitation = services.create_invitation(creator=alice)
+    open_game = services.create_game(creator=alice, side="o")
+    probes = [
+        play_as_guest(Client(), invitation, "taken"),
+        play_as_guest(Client(), invitation, "bad name!"),
+        Client().post(f"/games/{open_game.pk}/guest/", {"name": "TAKEN"}),
+    ]
+    assert [probe.status_code for probe in probes] == [400, 400, 400]
+    assert "A user with that username already exists." in text(probes[0])
+    assert "A user with that username already exists." in text(probes[2])
+    users, before = get_user_model().objects.count(), snapshot_tables()
+    for refused in (
+        play_as_guest(Client(), invitation, "taken"),
+        Client().post(f"/games/{open_game.pk}/guest/", {"name": "taken"}),
+        play_as_guest(Client(), invitation, "free-name"),
+    ):
+        assert refused.status_code == 429
+        assert (
+            "3 guest names were tried from your network in the last 60 minutes. "
+            "Please wait 60 minutes and try again, or log in." in text(refused)
+        )
+        assert "already exists" not in text(refused)
+        assert 3500 < int(refused["Retry-After"]) <= 3600
+    assert get_user_model().objects.count() == users
+    assert snapshot_tables() == before
+    assert not Guest.objects.exists()
 
 
 def test_a_kept_account_shows_unmarked_at_once(
