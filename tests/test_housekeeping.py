@@ -10,13 +10,17 @@ import pytest
 from django.conf import settings
 from django.contrib.sessions.models import Session
 from django.core.cache import cache, caches
+from django.test import Client
 from django.utils import timezone
 from django_tasks_db.models import DBTaskResult
 
-from accounts.models import RateLimitCount
+from accounts.models import Guest, RateLimitCount
+from games import services
 from tictactoe_site import housekeeping
 from tictactoe_site.heartbeat import start_beating
 from tictactoe_site.mail import deliver
+
+from .conftest import PASSWORD
 
 
 def new_session(*, expired: bool):
@@ -73,6 +77,36 @@ def test_one_heartbeat_clears_what_expired_and_keeps_what_lives(run_tasks):
     keys = set(RateLimitCount.objects.values_list("key", flat=True))
     assert live_count in keys
     assert old_count not in keys
+
+
+def test_a_heartbeat_leaves_the_limits_that_still_hold(settings, run_tasks, make_user):
+    """A count is stored to expire with its window: one stored already expired
+    would be deleted by every heartbeat, and the limit with it. Past the guest
+    limit of one address and the failed logins of one account, a run changes
+    neither answer."""
+    settings.GAMES_GUEST_CREATE_LIMIT = 2
+    alice = make_user("alice")
+    links = [
+        f"/invitations/{invitation.game_id}/{invitation.secret}/guest/"
+        for invitation in (services.create_invitation(creator=alice) for _ in "abc")
+    ]
+    made = [Client().post(link, {"name": f"guest{n}"}) for n, link in enumerate(links)]
+    assert [answer.status_code for answer in made] == [302, 302, 429]
+    for n in range(settings.LOGIN_FAILURE_LIMIT):
+        failed = Client(REMOTE_ADDR=f"192.0.2.{n}").post(
+            "/accounts/login/", {"login": "alice", "password": "wrong"}
+        )
+        assert failed.status_code == 400
+
+    start_beating()
+    run_tasks()
+
+    assert Client().post(links[2], {"name": "guest9"}).status_code == 429
+    login = Client(REMOTE_ADDR="192.0.2.99").post(
+        "/accounts/login/", {"login": "alice", "password": PASSWORD}
+    )
+    assert login.status_code == 429
+    assert Guest.objects.count() == 2
 
 
 def test_a_backlog_goes_a_batch_at_a_time(db, monkeypatch, make_guest):
