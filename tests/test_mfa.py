@@ -112,15 +112,26 @@ def test_setting_up_and_removing_the_app_mails_notices_through_the_worker(
     ]
 
 
-def test_a_notice_goes_only_to_a_confirmed_address(settings, client_for, alice):
+def test_a_notice_goes_only_to_a_confirmed_address(
+    settings, client_for, alice, run_tasks
+):
+    """Not to the unconfirmed primary address (anybody's), though it comes
+    first; to the confirmed one, once the worker has run the queue."""
     from allauth.account.models import EmailAddress
 
+    settings.MAILERS = QUEUED
     EmailAddress.objects.create(
         user=alice, email="maybe@example.com", verified=False, primary=True
     )
+    EmailAddress.objects.create(
+        user=alice, email="alice@example.com", verified=True, primary=False
+    )
     set_up_app(client_for(alice))
     assert factors(alice) == {"totp", "recovery_codes"}
-    assert mail.outbox == []
+    run_tasks()
+    assert [(m.to, m.subject) for m in mail.outbox] == [
+        (["alice@example.com"], "[tictactoe] Authenticator App Activated")
+    ]
 
 
 def test_changes_ask_for_the_password_and_a_wrong_one_counts(
