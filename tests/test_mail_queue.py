@@ -150,8 +150,37 @@ def test_the_sixth_failure_gives_up_with_one_logged_line(settings, caplog):
     assert [(r.levelname, r.getMessage()) for r in caplog.records] == [
         (
             "ERROR",
-            "Email 'Reset your password' to alice@example.com not sent after 6 "
-            "attempts: Connection unexpectedly closed",
+            "Email 'Reset your password' to recipients=1 not sent after 6 "
+            "attempts: SMTPServerDisconnected: Connection unexpectedly closed",
+        )
+    ]
+
+
+class RejectingRelay(LocmemBackend):
+    """A relay that refuses the recipient, quoting the address."""
+
+    def send_messages(self, messages):
+        raise smtplib.SMTPRecipientsRefused(
+            {"alice@example.com": (550, b"5.1.1 <alice@example.com>: unknown user")}
+        )
+
+
+@pytest.mark.django_db
+def test_the_line_of_an_email_given_up_names_no_address(settings, caplog):
+    """It becomes an error report (tictactoe_site.sentry): how many, never
+    an address, not even one the relay's answer quotes."""
+    settings.MAILERS = QUEUED | {
+        "relay": {"BACKEND": "tests.test_mail_queue.RejectingRelay"}
+    }
+    message = queued_message(subject="Reset", to=["alice@example.com"], cc=["b@x.org"])
+
+    assert deliver.call(message, 6) == "given up"
+
+    assert [(r.levelname, r.getMessage()) for r in caplog.records] == [
+        (
+            "ERROR",
+            "Email 'Reset' to recipients=2 not sent after 6 attempts: "
+            "SMTPRecipientsRefused",
         )
     ]
 

@@ -6,7 +6,9 @@ transaction, and returns at once. The task worker (tictactoe_site.worker) hands 
 to the relay mailer (settings.MAILERS["relay"]: SMTP, or the console in
 development). A relay that fails or does not answer delays only the worker: the
 message is tried again later, with a growing delay, and given up after
-`ATTEMPTS` tries with one logged line.
+`ATTEMPTS` tries with one logged line. A line names the recipient by an id
+(`user=17`, `address=5`, the references') or by a count, never by an address:
+an ERROR line becomes an error report (tictactoe_site.sentry).
 
 A mail whose text holds a secret (a password-reset or confirmation link) is
 never stored as text: finished tasks are kept a day, the task admin shows their
@@ -145,10 +147,35 @@ def deliver(message: dict, attempt: int = 1) -> str:
         return _deliver(message, attempt)
 
 
+def _recipient(message: dict) -> str:
+    """Whom a queued message is for, as a log line may say it: the id its
+    references give, else how many addresses it goes to."""
+    for reference in ("user", "address"):
+        if reference in message:
+            return f"{reference}={message[reference]}"
+    if "build" in message:  # references to one address, of no account
+        return "recipients=1"
+    count = sum(len(message.get(field, ())) for field in ("to", "cc", "bcc"))
+    return f"recipients={count}"
+
+
+def _failure(exc: Exception) -> str:
+    """What went wrong, without what a relay's answer may quote (addresses)."""
+    if isinstance(exc, smtplib.SMTPRecipientsRefused):
+        return type(exc).__name__
+    if isinstance(exc, smtplib.SMTPResponseException):
+        return f"{type(exc).__name__} {exc.smtp_code}"
+    return f"{type(exc).__name__}: {exc}"
+
+
 def _deliver(message: dict, attempt: int) -> str:
     email = from_queue(message)
     if email is None:
-        logger.info("Email %s not sent: its account or address changed", message)
+        logger.info(
+            "Email %s to %s not sent: its account or address changed",
+            message.get("template"),
+            _recipient(message),
+        )
         return "not sent: its account or address changed"
     try:
         with mailers[RELAY] as relay:
@@ -160,14 +187,13 @@ def _deliver(message: dict, attempt: int) -> str:
         deliver.enqueue(message, attempt)
         raise
     except (smtplib.SMTPException, OSError) as exc:
-        recipients = ", ".join(email.recipients())
         if attempt >= ATTEMPTS:
             logger.error(
                 "Email %r to %s not sent after %d attempts: %s",
                 email.subject,
-                recipients,
+                _recipient(message),
                 attempt,
-                exc,
+                _failure(exc),
             )
             return "given up"
         delay = FIRST_RETRY * 2 ** (attempt - 1)
