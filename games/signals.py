@@ -23,8 +23,10 @@ move_made = Signal()
 game_ended = Signal()
 
 
-def _name(user) -> str:
-    return user.get_username() if user is not None else "-"
+def _player_id(user) -> str:
+    """A player as a line names them: by id, never by username, as every line
+    that may reach a log shipper or an error report (tictactoe_site.sentry)."""
+    return str(user.pk) if user is not None else "-"
 
 
 @receiver(game_created)
@@ -32,8 +34,8 @@ def log_game_created(sender, *, game, player_x, player_o, **kwargs):
     logger.info(
         "event=game_created game=%s player_x=%s player_o=%s status=%s",
         game.pk,
-        _name(player_x),
-        _name(player_o),
+        _player_id(player_x),
+        _player_id(player_o),
         game.status,
     )
 
@@ -41,7 +43,7 @@ def log_game_created(sender, *, game, player_x, player_o, **kwargs):
 @receiver(game_joined)
 def log_game_joined(sender, *, game, player, mark, **kwargs):
     logger.info(
-        "event=game_joined game=%s player=%s mark=%s", game.pk, _name(player), mark
+        "event=game_joined game=%s player=%s mark=%s", game.pk, _player_id(player), mark
     )
 
 
@@ -51,7 +53,7 @@ def log_move_made(sender, *, game, move, player, mark, row, col, **kwargs):
         "event=move_made game=%s seq=%s player=%s mark=%s row=%s col=%s",
         game.pk,
         move.sequence_number,
-        _name(player),
+        _player_id(player),
         mark,
         row,
         col,
