@@ -16,12 +16,14 @@ import pytest
 from django.core import mail
 from django_tasks_db.models import DBTaskResult
 
+from games import services
 from tictactoe_site.env import ConfigurationError
 from tictactoe_site.logs import JsonLines, RequestContext, bound
 from tictactoe_site.mail import ATTEMPTS, deliver
 
 from .support import fleet, hosts
 from .support.account_client import confirmed
+from .support.asgi import Stream, run, sessionid
 from .test_accounts_passwords import ask_for_reset
 from .test_env import assert_refused, load_settings, start
 from .test_mail_queue import REFUSING
@@ -57,6 +59,38 @@ def behind_a_proxy(settings):
 
 def access_lines(lines: list[dict]) -> list[dict]:
     return [line for line in lines if line["logger"] == "tictactoe_site.access"]
+
+
+# settings.LOGGING's text format.
+TEXT = "%(asctime)s %(levelname)s %(name)s %(message)s"
+
+
+@contextlib.contextmanager
+def console_output(log_format: str):
+    """Every record of every logger, each at its lowest level, as the configured
+    console handler (settings.LOGGING, its filters included) writes it in
+    `log_format` ("text" or "json"); yields a function that returns the text."""
+    console = logging.getHandlerByName("console")
+    output = io.StringIO()
+    loggers = [logging.root] + [
+        logger
+        for logger in logging.root.manager.loggerDict.values()
+        if isinstance(logger, logging.Logger)
+    ]
+    levels = [logger.level for logger in loggers]
+    stream = console.setStream(output)
+    formatter = console.formatter
+    json_format = log_format == "json"
+    console.setFormatter(JsonLines() if json_format else logging.Formatter(TEXT))
+    for logger in loggers:
+        logger.setLevel(logging.DEBUG)
+    try:
+        yield output.getvalue
+    finally:
+        for logger, level in zip(loggers, levels, strict=True):
+            logger.setLevel(level)
+        console.setFormatter(formatter)
+        console.setStream(stream)
 
 
 # -- the format ----------------------------------------------------------------
@@ -153,6 +187,35 @@ def test_without_a_trusted_proxy_the_header_is_a_claim_and_not_taken(client, db)
     assert FRESH.fullmatch(response["X-Request-ID"])
 
 
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.usefixtures("fresh_hub")
+@pytest.mark.parametrize(("proxies", "taken"), [(0, False), (1, True)])
+def test_a_stream_takes_the_clients_id_only_behind_a_trusted_proxy(
+    game, bob, client_for, settings, json_lines, proxies, taken
+):
+    settings.TRUSTED_PROXY_COUNT = proxies
+    cookie = sessionid(client_for(bob))
+
+    async def scenario():
+        stream = Stream(
+            f"/games/{game.pk}/events/?v={game.version}",
+            cookie=cookie,
+            headers=[("x-request-id", "attacker")],
+        )
+        status, headers, _ = await stream.response()
+        await stream.close()
+        return status, headers["x-request-id"]
+
+    status, request_id = run(scenario())
+    assert status == 200
+    if taken:
+        assert request_id == "attacker"
+    else:
+        assert FRESH.fullmatch(request_id)
+    (line,) = access_lines(json_lines())
+    assert (line["route"], line["request_id"]) == ("game_events", request_id)
+
+
 def test_each_request_gets_an_id_of_its_own(client, db):
     ids = {client.get("/accounts/login/")["X-Request-ID"] for _ in range(3)}
     assert len(ids) == 3
@@ -230,13 +293,63 @@ def test_a_moves_own_lines_name_its_request_user_and_route(
     ]
 
 
+@pytest.mark.parametrize(
+    ("method", "path", "status", "message"),
+    [
+        ("post", "/games/{game}/move/", 403, "Forbidden: /games/{game}/move/"),
+        ("get", "/no/such/page/", 404, "Not Found: /no/such/page/"),
+        (
+            "get",
+            "/games/{game}/move/",
+            405,
+            "Method Not Allowed: /games/{game}/move/",
+        ),
+    ],
+)
+def test_djangos_line_of_a_refusal_carries_its_request_id(
+    as_bob, game, method, path, status, message
+):
+    """django.request writes a refusal's line once every middleware is done,
+    the request id's too."""
+    with console_output("json") as output:
+        # alice is to move: bob's move is refused.
+        response = getattr(as_bob, method)(
+            path.format(game=game.pk), {"row": 0, "col": 0}
+        )
+    assert response.status_code == status
+    lines = [json.loads(line) for line in output().splitlines()]
+    (line,) = [line for line in lines if line["logger"] == "django.request"]
+    assert line["message"] == message.format(game=game.pk)
+    assert FRESH.fullmatch(response["X-Request-ID"])
+    assert line["request_id"] == response["X-Request-ID"]
+    assert line["route"] == (None if status == 404 else "play_move")
+
+
+# -- the lines that name people --------------------------------------------------
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_games_lines_name_its_players_by_id(alice, bob, json_lines):
+    game = services.create_game(creator=alice, opponent=bob, side="x")
+    services.play_move(game_id=game.pk, user=alice, row=0, col=0)
+    messages = [
+        line["message"] for line in json_lines() if line["logger"] == "games.signals"
+    ]
+    assert messages == [
+        f"event=game_created game={game.pk} player_x={alice.pk} "
+        f"player_o={bob.pk} status=in_progress",
+        f"event=move_made game={game.pk} seq=1 player={alice.pk} mark=X row=0 col=0",
+    ]
+
+
 # -- the queued email --------------------------------------------------------------
 
 
 def test_a_queued_email_carries_its_request_id_to_the_workers_lines(
     make_user, settings, behind_a_proxy, json_lines
 ):
-    confirmed(make_user("dora"), "dora@example.com")
+    dora = make_user("dora")
+    confirmed(dora, "dora@example.com")
     settings.MAILERS = REFUSING  # queue it; the relay then refuses every try
     response = ask_for_reset("dora@example.com")
     assert response.status_code == 302
@@ -252,7 +365,10 @@ def test_a_queued_email_carries_its_request_id_to_the_workers_lines(
     (line,) = [line for line in json_lines() if line["logger"] == "tictactoe_site.mail"]
     assert line["level"] == "ERROR"
     assert line["request_id"] == request_id
-    assert line["message"].startswith("Email '[tictactoe] Password Reset")
+    assert line["message"] == (
+        f"Email '[tictactoe] Password Reset Email' to user={dora.pk} not sent "
+        "after 6 attempts: SMTPServerDisconnected: Connection unexpectedly closed"
+    )
 
 
 def test_an_email_queued_before_request_ids_is_still_sent(db, settings, json_lines):

@@ -6,7 +6,12 @@ Every JSON line has `time` (UTC, ISO 8601), `level`, `logger`, `message`, and
 line's request, as `bound` to the code that logs it. A request is bound by
 tictactoe_site.request_ids for the pages and the live streams, and a queued
 email by tictactoe_site.mail while the worker sends it, so one request can be
-followed from its page to the worker.
+followed from its page to the worker. A line Django writes once the request's
+middleware is done (a refusal's, in django.request) names the request its
+record carries.
+
+No line holds an invitation's secret, whichever logger writes it: `NoSecrets`,
+on every handler, writes it `…` (/invitations/7/…/).
 
 The binding is a context variable: a page thread and the event loop each run
 one request at a time in their own context, each stream and `asyncio.to_thread`
@@ -16,7 +21,9 @@ any Django setup): nothing here touches models or settings.
 """
 
 import contextvars
+import copy
 import logging
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -113,9 +120,72 @@ def fields() -> dict:
     return NOTHING_BOUND if context is None else context.fields()
 
 
+def record_fields(record: logging.LogRecord) -> dict:
+    """fields() of the request `record` belongs to: the one its `request` was
+    given by tictactoe_site.request_ids (django.request logs a refusal after
+    every middleware has finished), else the one bound."""
+    context = getattr(getattr(record, "request", None), "log_context", None)
+    if context is None:
+        context = _bound.get()
+    return NOTHING_BOUND if context is None else context.fields()
+
+
 def current_request_id() -> str | None:
     context = _bound.get()
     return None if context is None else context.request_id
+
+
+# An invitation's address, its slashes plain or percent-encoded (a `next=`
+# parameter): group 1 up to the game's id; the secret follows (`…` once hidden).
+INVITATION_SECRET = re.compile(
+    r"((?:/|%2F)invitations(?:/|%2F)\d+(?:/|%2F))(?:(?!%2F)[^/?#&\s\"'<>…])+",
+    re.IGNORECASE,
+)
+_tracebacks = logging.Formatter()
+
+
+def without_secrets(text: str) -> str:
+    """`text` with every invitation's secret written `…`: /invitations/7/…/."""
+    return INVITATION_SECRET.sub(r"\g<1>…", text)
+
+
+class NoSecrets(logging.Filter):
+    """On every handler (settings.LOGGING, uvicorn_config): a line never holds an
+    invitation's secret, whichever logger writes it. Django's request log
+    writes the path of every 4xx, its security log a refused form's, uvicorn's
+    access log the path and query. The record is changed in place, so the
+    handlers after this one and Sentry's logging integration, which reads a
+    record once every handler has had it, get it without the secret too."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        try:
+            message = record.getMessage()
+        except Exception:
+            return True  # a broken call: the handler's formatter reports it
+        if INVITATION_SECRET.search(message):
+            _hide_in_message(record, message)
+        if record.exc_info and not record.exc_text:
+            # As a formatter would cache it, and JsonLines prefers it.
+            text = _tracebacks.formatException(record.exc_info)
+            record.exc_text = without_secrets(text)
+        if record.stack_info:
+            record.stack_info = without_secrets(record.stack_info)
+        return True
+
+
+def _hide_in_message(record: logging.LogRecord, message: str) -> None:
+    """Keep the arguments' shape where the secret is in them (uvicorn's access
+    formatter reads its five); otherwise the message becomes the bare text."""
+    if isinstance(record.args, tuple):
+        record.args = tuple(
+            without_secrets(arg) if isinstance(arg, str) else arg for arg in record.args
+        )
+        try:
+            if not INVITATION_SECRET.search(record.getMessage()):
+                return
+        except (TypeError, ValueError):
+            pass
+    record.msg, record.args = without_secrets(message), ()
 
 
 class JsonLines(JsonFormatter):
@@ -131,26 +201,41 @@ class JsonLines(JsonFormatter):
             level=record.levelname,
             logger=record.name,
             message=record.message,
-            **fields(),
+            **record_fields(record),
         )
+        if record.exc_text:  # NoSecrets' traceback, without the secret
+            message_dict = {**message_dict, "exc_info": record.exc_text}
         for name in ACCESS_FIELDS:
             if hasattr(record, name):
                 log_data[name] = getattr(record, name)
         log_data.update(message_dict)
 
 
-def uvicorn_config(log_format: str) -> dict | None:
+def uvicorn_config(log_format: str) -> dict:
     """The server's own lines (uvicorn's loggers, in every server process and
-    in the supervisor, which never loads Django's logging) in the same format;
-    None: uvicorn's default."""
+    in the supervisor, which never loads Django's logging) in the same format
+    (text: uvicorn's own), each through NoSecrets."""
+    no_secrets = {"no_secrets": {"()": NoSecrets}}
     if log_format != "json":
-        return None
+        # Not imported with this module, which every Django process loads.
+        from uvicorn.config import LOGGING_CONFIG
+
+        config = copy.deepcopy(LOGGING_CONFIG)
+        config["filters"] = no_secrets
+        for handler in config["handlers"].values():
+            handler["filters"] = ["no_secrets"]
+        return config
     return {
         "version": 1,
         "disable_existing_loggers": False,
         "formatters": {"json": {"()": JsonLines}},
+        "filters": no_secrets,
         "handlers": {
-            "console": {"class": "logging.StreamHandler", "formatter": "json"}
+            "console": {
+                "class": "logging.StreamHandler",
+                "formatter": "json",
+                "filters": ["no_secrets"],
+            }
         },
         "loggers": {
             "uvicorn": {"handlers": ["console"], "level": "INFO", "propagate": False},

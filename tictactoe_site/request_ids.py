@@ -67,6 +67,8 @@ def request_ids(get_response):
         started = time.perf_counter()
         request_id = accepted(request.META.get("HTTP_X_REQUEST_ID"))
         context = logs.RequestContext(request_id, request=request)
+        # For the lines Django logs once this middleware is done (a 4xx's).
+        request.log_context = context
         token = logs.bind(context)
         try:
             response = get_response(request)

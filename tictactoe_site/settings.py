@@ -31,6 +31,7 @@ BASE_DIR = Path(__file__).resolve().parent.parent
 
 # A development checkout's .env (`make run` writes DJANGO_DEBUG=1 there); a
 # variable set in the environment wins over it (`make serve` sets DJANGO_DEBUG=0).
+# PYTHON_DOTENV_DISABLED=1, python-dotenv's own switch, skips it: the tests set it.
 load_dotenv(BASE_DIR / ".env")
 
 
@@ -535,12 +536,23 @@ LOGGING = {
             else {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}
         ),
     },
-    "filters": {"not_a_probe": {"()": "tictactoe_site.probes.NotAProbe"}},
+    "filters": {
+        "not_a_probe": {"()": "tictactoe_site.probes.NotAProbe"},
+        # No invitation's secret in any line, whichever logger writes it.
+        "no_secrets": {"()": "tictactoe_site.logs.NoSecrets"},
+    },
     "handlers": {
-        "console": {"class": "logging.StreamHandler", "formatter": "plain"},
+        "console": {
+            "class": "logging.StreamHandler",
+            "formatter": "plain",
+            "filters": ["no_secrets"],
+        },
     },
     "root": {"handlers": ["console"], "level": "WARNING"},
     "loggers": {
+        # Without Django's own handlers (a console in debug, mail to ADMINS),
+        # which NoSecrets would not see: its lines reach the console above.
+        "django": {},
         # A probe's 503 is logged once, as a warning, by tictactoe_site.health.
         "django.request": {"filters": ["not_a_probe"]},
         "games": {
