@@ -47,13 +47,16 @@ class Ingest:
 
     def __init__(self) -> None:
         self.events: queue.Queue = queue.Queue()
-        events = self.events
+        # Every envelope as it came, whatever its items.
+        self.bodies: list[bytes] = []
+        events, bodies = self.events, self.bodies
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self):
                 body = self.rfile.read(int(self.headers["Content-Length"]))
                 if self.headers.get("Content-Encoding") == "gzip":
                     body = gzip.decompress(body)
+                bodies.append(body)
                 for kind, payload in envelope_items(body):
                     if kind == "event":
                         events.put(json.loads(payload))
@@ -169,6 +172,19 @@ def test_the_settings_take_a_dsn(monkeypatch, dsn):
 def test_an_outage_is_not_reported():
     error = OperationalError("connection refused")
     assert sentry.before_send({}, {"exc_info": (OperationalError, error, None)}) is None
+
+
+def test_a_report_holds_no_invitations_secret():
+    """Whatever text holds one: an exception's, a log record's request."""
+    event = {
+        "exception": {"values": [{"type": "Bug", "value": "at /invitations/7/s3c/"}]},
+        "extra": {"request": "<WSGIRequest: GET '/invitations/7/s3c/join/'>"},
+    }
+    assert sentry.before_send(event, {}) == {
+        "exception": {"values": [{"type": "Bug", "value": "at /invitations/7/…/"}]},
+        "extra": {"request": "<WSGIRequest: GET '/invitations/7/…/join/'>"},
+        "tags": {},
+    }
 
 
 # -- pages, streams and the worker ---------------------------------------------------
@@ -338,3 +354,55 @@ def test_an_email_given_up_arrives_with_the_request_that_queued_it(ingest, tmp_p
     assert event["logger"] == "tictactoe_site.mail"
     assert event["tags"]["request_id"] == "mail-7"
     assert ingest.events.empty()
+
+
+PEOPLE_AND_A_FAILED_MAIL = """
+import logging
+import django
+
+django.setup()
+import sentry_sdk
+from django.contrib.auth import get_user_model
+from django.test import override_settings
+from games import services
+from tictactoe_site import sentry
+from tictactoe_site.mail import ATTEMPTS, deliver
+from tests.test_mail_queue import REFUSING, queued_message
+
+sentry.start()
+users = get_user_model().objects
+alice = users.create_user("alice-liddell", "alice@wonder.example")
+bob = users.create_user("bob-marley", "bob@wonder.example")
+game = services.create_game(creator=alice, opponent=bob, side="x")
+services.play_move(game_id=game.pk, user=alice, row=0, col=0)
+# A line for the log alone, as a library may write one.
+logging.getLogger("elsewhere").warning("signed in as %s", "alice-liddell")
+with override_settings(MAILERS=REFUSING):
+    print(deliver.call(queued_message(to=["alice@wonder.example"]), ATTEMPTS))
+logging.getLogger("games").error("failed at %s", "/invitations/7/s3cret-of-a-link/")
+sentry_sdk.flush(10)
+"""
+
+
+@pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
+@pytest.mark.processes
+def test_a_report_names_no_player_and_no_address(backend, ingest):
+    """After a game's lines, a line that names a player and an email given up:
+    the reports of two ERROR lines, without breadcrumbs (the lines before
+    them) or an invitation's secret."""
+    result = python(PEOPLE_AND_A_FAILED_MAIL, SENTRY_DSN=ingest.dsn, **backend)
+    assert (result.returncode, result.stdout) == (0, "given up\n"), result.stderr
+    mail, failure = ingest.next_event(), ingest.next_event()
+    assert (mail["logger"], failure["logger"]) == ("tictactoe_site.mail", "games")
+    assert mail["logentry"]["message"].startswith("Email %r to %s not sent after")
+    assert failure["logentry"]["formatted"] == "failed at /invitations/7/\u2026/"
+    breadcrumbs = [
+        event.get("breadcrumbs", {}).get("values") for event in (mail, failure)
+    ]
+    assert breadcrumbs in ([[], []], [None, None])
+    assert ingest.events.empty()
+    assert len(ingest.bodies) == 2
+    for body in ingest.bodies:
+        for personal in ("alice-liddell", "bob-marley", "wonder.example"):
+            assert personal.encode() not in body
+        assert b"s3cret-of-a-link" not in body

@@ -8,7 +8,9 @@ never imported.
 A report names the request (the `request_id` and `route` tags, the id the
 response's X-Request-ID header and the JSON log lines carry) and the user's id,
 and nothing else about the person: no cookies, headers, address, request body,
-URL (an invitation's secret travels in one) or local variables.
+URL or local variables, and no breadcrumbs (the log lines before an error, which
+are not written to be sent anywhere). An invitation's secret, should any text of
+a report hold one, is written `…` (tictactoe_site.logs.without_secrets).
 
 Not reported: the 503 a database outage answers (an outage, not a bug: it shows
 on /readyz and in the log), every refusal (4xx), and requests for hosts the site
@@ -20,6 +22,7 @@ in-process, a page costs about 55 µs more CPU with SENTRY_DSN set (a 404 page:
 206 µs without, 262 µs with; 441 µs with the integration's defaults).
 """
 
+import logging
 import sys
 
 from django.conf import settings
@@ -41,15 +44,18 @@ def start() -> None:
         return
     import sentry_sdk
     from sentry_sdk.integrations.django import DjangoIntegration
-    from sentry_sdk.integrations.logging import ignore_logger
+    from sentry_sdk.integrations.logging import LoggingIntegration, ignore_logger
 
     sentry_sdk.init(
         dsn=settings.SENTRY_DSN,
         integrations=[
             DjangoIntegration(
                 middleware_spans=False, signals_spans=False, cache_spans=False
-            )
+            ),
+            # ERROR lines become reports; no line becomes a breadcrumb.
+            LoggingIntegration(level=None, event_level=logging.ERROR),
         ],
+        max_breadcrumbs=0,
         send_default_pii=False,
         include_local_variables=False,
         max_request_body_size="never",
@@ -78,7 +84,19 @@ def before_send(event: dict, hint: dict) -> dict | None:
         event["user"] = {"id": str(fields["user_id"])}
     if "request" in event:
         event["request"] = {"method": event["request"].get("method")}
-    return event
+    return _without_secrets(event)
+
+
+def _without_secrets(value):
+    """`value` (an event, or a part of one) with no invitation's secret: a log
+    line's record may carry the request, whose text names its path."""
+    if isinstance(value, str):
+        return logs.without_secrets(value)
+    if isinstance(value, dict):
+        return {key: _without_secrets(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_without_secrets(item) for item in value]
+    return value
 
 
 def report_exception() -> None:
