@@ -27,7 +27,7 @@ from .support.account_client import (
     outbox_to,
     signup,
 )
-from .support.readme import README
+from .support.readme import limits_table
 
 PAUSED = "Too many failed logins for this account or from your network"
 
@@ -192,7 +192,7 @@ def test_wrong_current_passwords_count_as_failed_logins(settings, client_for, al
     assert logged_in_as(login("alice", address="192.0.2.200")) is None
 
 
-# -- every 429 says its real wait, and the README lists every limit ------------------
+# -- every 429 says its real wait, and docs/limits.md lists every limit -------------
 
 
 def test_password_changes_answer_429_with_a_one_minute_wait(client_for, alice):
@@ -270,7 +270,7 @@ def test_reset_requests_answer_429_with_the_cooloff(settings, make_user):
 
 
 # allauth's limits this site can reach: the rates configured (allauth's defaults
-# and settings.py), and what the README's Limits table says of each.
+# and settings.py), and what docs/limits.md's table says of each.
 ALLAUTH_LIMITS = {
     "login_failed": ("5/15m/ip,5/15m/key", "5 in 15 minutes", "15 minutes"),
     "login": ("30/m/ip", "30 a minute", "1 minute"),
@@ -289,14 +289,13 @@ MFA_LIMITS = {"webauthn_login": ("10/m/ip", "10 a minute", "1 minute")}
 UNREACHABLE = {"change_phone", "request_login_code", "verify_phone"}
 
 
-def readme_limit_row(needle: str) -> list[str]:
-    (row,) = [
-        line for line in README.splitlines() if line.startswith("| ") and needle in line
-    ]
-    return [cell.strip() for cell in row.strip("|").split("|")]
+def documented_limit(what: str) -> list[str]:
+    """The row of docs/limits.md's table whose first cell ends with `what`."""
+    (row,) = [row for row in limits_table() if row[0].endswith(what)]
+    return row
 
 
-def test_the_readme_lists_every_limit_with_its_number():
+def test_the_limits_page_lists_every_limit_with_its_number():
     configured = {
         action: rate for action, rate in app_settings.RATE_LIMITS.items() if rate
     }
@@ -306,8 +305,8 @@ def test_the_readme_lists_every_limit_with_its_number():
     configured |= mfa_settings.RATE_LIMITS
     for action, (rate, at_most, wait) in (ALLAUTH_LIMITS | MFA_LIMITS).items():
         assert configured[action] == rate, action
-        _, _, stated_most, stated_wait = readme_limit_row(f"(`{action}`)")
+        _, _, stated_most, stated_wait = documented_limit(f"(`{action}`)")
         assert stated_most.startswith(at_most), action
         assert stated_wait.startswith(wait), action
-    _, _, stated_most, _ = readme_limit_row("`GAMES_CREATE_ABORT_LIMIT`) |")
+    _, _, stated_most, _ = documented_limit("games created or aborted")
     assert stated_most == "30 in 10 minutes (`GAMES_CREATE_ABORT_LIMIT`)"
