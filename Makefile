@@ -62,7 +62,8 @@ $(NODE_STAMP): package.json package-lock.json
 	@touch $@
 
 # A development checkout: .env (read by the settings) turns debug on for every
-# manage.py command here. Written once; edit it freely. `make serve` ignores it.
+# manage.py command here. Written once; edit it freely. `make serve` sets
+# DJANGO_DEBUG=0 over it.
 .env:
 	@printf '%s\n' '# Written by `make run`: this checkout runs in development mode.' \
 	  'DJANGO_DEBUG=1' > $@

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from .support.served import ROOT
+from .support.served import NO_DOT_ENV, ROOT
 
 pytestmark = pytest.mark.processes
 
@@ -37,6 +37,7 @@ def settings_of(show: str, **env: str) -> dict:
         cwd=ROOT,
         env={
             "PATH": os.environ["PATH"],
+            **NO_DOT_ENV,
             "PYTHONPATH": str(ROOT),
             "DJANGO_SETTINGS_MODULE": "tictactoe_site.settings",
             "DJANGO_SECRET_KEY": "settings-test-secret",

@@ -9,7 +9,7 @@ import pytest
 
 from tictactoe_site.preflight import clear_text_mail_warning, debug_refusal
 
-from .support.served import ROOT, free_port
+from .support.served import NO_DOT_ENV, ROOT, free_port
 
 REFUSAL = (
     "Debug mode is on (DJANGO_DEBUG, perhaps from a .env left by `make run`) and the "
@@ -48,6 +48,7 @@ def test_no_debug_no_refusal(settings):
 def test_the_server_stops_before_listening_with_debug_on_a_public_address():
     env = {
         "PATH": os.environ["PATH"],
+        **NO_DOT_ENV,
         "DJANGO_DEBUG": "1",
         "HOST": "0.0.0.0",
         "PORT": str(free_port()),

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from .support.served import PRODUCTION_ENV, ROOT, serving
+from .support.served import NO_DOT_ENV, PRODUCTION_ENV, ROOT, serving
 from .support.storm import Player, Storm, at_once
 
 pytestmark = pytest.mark.processes
@@ -247,7 +247,7 @@ def test_the_access_log_is_off_unless_asked_for():
         return subprocess.run(
             [sys.executable, "-c", SHOW_ACCESS_LOG],
             cwd=ROOT,
-            env={"PATH": os.environ["PATH"], **env},
+            env={"PATH": os.environ["PATH"], **NO_DOT_ENV, **env},
             capture_output=True,
             text=True,
             timeout=60,
@@ -263,7 +263,7 @@ def test_make_serve_refuses_to_start_without_a_secret_key():
     result = subprocess.run(
         ["make", "--no-print-directory", "serve"],
         cwd=ROOT,
-        env={"PATH": os.environ["PATH"], **env},
+        env={"PATH": os.environ["PATH"], **NO_DOT_ENV, **env},
         capture_output=True,
         text=True,
         timeout=120,

@@ -22,6 +22,7 @@ from django.db.migrations.loader import MigrationLoader
 
 from .support.checkout import stand_in_checkout
 from .support.served import (
+    NO_DOT_ENV,
     PRODUCTION_ENV,
     ROOT,
     ServedApp,
@@ -40,6 +41,7 @@ def migrate_env(database_url: str, tmp_path: Path) -> dict[str, str]:
         "PATH": os.environ["PATH"],
         "HOME": str(tmp_path),
         **PRODUCTION_ENV,
+        **NO_DOT_ENV,
         "DJANGO_DEBUG": "0",
         "DATABASE_URL": database_url,
         "DJANGO_CACHE_DIR": str(tmp_path / "cache"),

@@ -30,7 +30,7 @@ from tictactoe_site import heartbeat
 from tictactoe_site.heartbeat import requeue_abandoned
 
 from .support import served
-from .support.served import PRODUCTION_ENV, ROOT, fresh_database, serving
+from .support.served import NO_DOT_ENV, PRODUCTION_ENV, ROOT, fresh_database, serving
 from .support.smtp_sink import SmtpSink
 
 DEADLINE = 60  # seconds: generous for a loaded CI machine; the waits end on events
@@ -67,6 +67,7 @@ def worker_env(database_url: str, sink: SmtpSink, tmp_path: Path) -> dict[str, s
         "PATH": os.environ["PATH"],
         "HOME": str(tmp_path),
         **PRODUCTION_ENV,
+        **NO_DOT_ENV,
         "DATABASE_URL": database_url,
         "DJANGO_CACHE_DIR": str(tmp_path / "cache"),
         "DJANGO_EMAIL_HOST": "127.0.0.1",
@@ -488,6 +489,7 @@ def test_one_worker_id_for_several_workers_is_refused():
         cwd=ROOT,
         env={
             "PATH": os.environ["PATH"],
+            **NO_DOT_ENV,
             "TASK_WORKERS": "2",
             "TASK_WORKER_ID": "mail",
         },

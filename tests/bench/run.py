@@ -106,6 +106,8 @@ def django_env(database_url: str, settings: str = "tictactoe_site.settings") -> 
         DJANGO_SITE_URL="http://127.0.0.1",  # only this machine reaches it
         DATABASE_URL=database_url,
         PYTHONPATH=str(ROOT),
+        # Not the developer's .env (python-dotenv's own switch).
+        PYTHON_DOTENV_DISABLED="1",
     )
     return env
 
