@@ -77,7 +77,7 @@ def config() -> Config:
         reload_dirs=["games", "tictactoe_site", "templates"] if reload else None,
         lifespan="on",
         access_log=access_log,
-        log_config=logs.uvicorn_config(log_format) or uvicorn.config.LOGGING_CONFIG,
+        log_config=logs.uvicorn_config(log_format),
         # The server believes no X-Forwarded-* header: the client address and
         # scheme are decided in one place, by Django, from
         # DJANGO_TRUSTED_PROXY_COUNT (tictactoe_site.settings).
