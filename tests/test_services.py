@@ -254,9 +254,10 @@ def test_events_fire_once_after_commit_with_payload(
     ended = received[5][1]
     assert (ended["status"], ended["winner"]) == ("x_won", "X")
     assert f"event=game_ended game={game.pk} status=x_won winner=X" in caplog.messages
-    assert f"event=move_made game={game.pk} seq=5 player={alice.pk} mark=X row=0 col=2" in (
-        caplog.messages
+    move_line = (
+        f"event=move_made game={game.pk} seq=5 player={alice.pk} mark=X row=0 col=2"
     )
+    assert move_line in caplog.messages
 
 
 def test_draw_event_has_no_winner(
