@@ -152,11 +152,13 @@ def test_a_report_without_passing_tests_fails_ci(tmp_path, report, problem):
     assert checked.stderr.startswith(f"{REPORTS}/postgresql.xml: {problem}")
 
 
-def install_section(tmp_path: Path, *, nginx: bool) -> subprocess.CompletedProcess:
+def install_section(
+    tmp_path: Path, *, nginx: bool, promtool: bool = True
+) -> subprocess.CompletedProcess:
     """.ci/run's browser and fleet section (up to its closing rule), on a machine
-    where both browsers and npm are there and nginx is there or not (its path moved
-    into `tmp_path`), `apt-get` a stand-in logging its arguments; then the
-    variables the section exported."""
+    where both browsers and npm are there and nginx and promtool are there or not
+    (their paths moved into `tmp_path`), `apt-get` a stand-in logging its
+    arguments; then the variables the section exported."""
     script = (ROOT / ".ci" / "run").read_text()
     start = script.index("# --- Browser and fleet tests")
     end = script.index("# -----", start)
@@ -174,10 +176,14 @@ def install_section(tmp_path: Path, *, nginx: bool) -> subprocess.CompletedProce
     if nginx:
         nginx_path.parent.mkdir()
         shutil.copy2(apt, nginx_path)
+    promtool_path = tmp_path / "promtool"
+    if promtool:
+        shutil.copy2(apt, promtool_path)
     section = (
         script[start:end]
         .replace("/usr/bin/chromium", str(chromium))
         .replace("/usr/sbin/nginx", str(nginx_path))
+        .replace("/usr/bin/promtool", str(promtool_path))
         .replace("sudo=$(", "sudo= # $(")  # as root: no sudo
     )
     return subprocess.run(
@@ -192,10 +198,22 @@ def install_section(tmp_path: Path, *, nginx: bool) -> subprocess.CompletedProce
 def test_ci_installs_nginx_and_requires_the_fleet_tests(tmp_path):
     done = install_section(tmp_path, nginx=False)
     assert done.returncode == 0, done.stderr
-    assert {"E2E_REQUIRED=1", "FLEET_REQUIRED=1"} <= set(done.stdout.splitlines())
+    assert {"E2E_REQUIRED=1", "FLEET_REQUIRED=1", "PROMTOOL_REQUIRED=1"} <= set(
+        done.stdout.splitlines()
+    )
     assert (tmp_path / "apt.log").read_text().splitlines() == [
         "update -q",
         "install -y -q nginx",
+    ]
+
+
+def test_ci_installs_promtool_and_requires_its_test(tmp_path):
+    done = install_section(tmp_path, nginx=True, promtool=False)
+    assert done.returncode == 0, done.stderr
+    assert "PROMTOOL_REQUIRED=1" in done.stdout.splitlines()
+    assert (tmp_path / "apt.log").read_text().splitlines() == [
+        "update -q",
+        "install -y -q prometheus",
     ]
 
 
