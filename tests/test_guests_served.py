@@ -69,7 +69,7 @@ def test_simultaneous_guest_creations_from_one_address(guest_limited):
     assert statuses_of(answers) == {302: LIMIT, 429: SIMULTANEOUS - LIMIT}
     for answer in answers:
         if answer.status == 429:
-            assert "5 guest accounts were made from your network" in answer.text
+            assert "5 guest names were tried from your network" in answer.text
             assert 3500 < int(answer.headers["Retry-After"]) <= 3600
     counted = guest_limited.manage("shell", "-v", "0", "-c", GUESTS)
     assert counted.returncode == 0, counted.stderr
