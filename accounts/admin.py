@@ -21,7 +21,6 @@ from games.models import PlayerRecord, PlayerResult
 
 from . import guests, mfa_admin  # noqa: F401  (second factors, without their secrets)
 from .forms import AdminUserChangeForm, AdminUserCreationForm
-from .user_sessions import keeps_the_browser_listed
 
 User = get_user_model()
 
@@ -76,13 +75,11 @@ class PlayerAdmin(UserAdmin):
     list_select_related = ["guest"]
 
     def user_change_password(self, request, id, form_url=""):
-        """Another's password: Django's form, after which this browser, whose
-        session key it changes, stays listed. One's own: the site's page, which
+        """Another's password: Django's form. One's own: the site's page, which
         asks for the current password and counts the attempts."""
         if unquote(id) == str(request.user.pk):
             return redirect("account_change_password")
-        change = keeps_the_browser_listed(super().user_change_password)
-        return change(request, id, form_url)
+        return super().user_change_password(request, id, form_url)
 
     @admin.display(description=gettext_lazy("Guest"), boolean=True)
     def is_guest(self, obj) -> bool:

@@ -22,7 +22,6 @@ from . import usernames
 from .forms import EMAIL_HELP, EMAIL_LABEL, JUST_TAKEN
 from .guests import is_guest
 from .keep_account import NotAGuest, keep_account
-from .user_sessions import keeps_the_browser_listed
 from .views import account_methods, refused_status
 
 NOT_A_GUEST = gettext_lazy(
@@ -84,7 +83,6 @@ class KeepAccountForm(allauth_forms.SetPasswordForm):
 
 @account_methods
 @login_required
-@keeps_the_browser_listed
 def keep(request):
     """GET: the form; POST: the guest's account becomes a normal one."""
     if not is_guest(request.user):

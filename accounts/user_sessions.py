@@ -11,14 +11,13 @@ PostgreSQL) the database holds every live session.
 Ending a session tells every server process (games.live.AccountChanged, as a
 logout or a password change does), so that its live streams end at once.
 
-A session whose key changes outside allauth's login and password pages
-(Django's update_session_auth_hash: Keep this account, the admin's form for
-another's password) stays listed under its new key: `keeps_the_browser_listed`.
+A session whose key changes (Django's cycle_key: Keep this account, the admin's
+form for another's password, a session signed under a fallback secret key)
+stays listed under its new key: accounts.session_engines.
 """
 
 from dataclasses import dataclass
 from datetime import datetime
-from functools import wraps
 
 from allauth.usersessions.adapter import DefaultUserSessionsAdapter
 from allauth.usersessions.models import UserSession
@@ -83,30 +82,6 @@ def signed_in(user, current_key: str | None) -> list[Browser]:
     ]
     browsers.sort(key=lambda b: (not b.is_current, -b.signed_in_at.timestamp()))
     return browsers
-
-
-def keeps_the_browser_listed(view):
-    """`view`, after which the browser's recorded login follows its session if
-    the key changed (update_session_auth_hash, cycle_key), so that the list
-    shows it and signing it out ends it. Not for allauth's login and password
-    pages: allauth records their new keys itself."""
-
-    @wraps(view)
-    def wrapper(request, *args, **kwargs):
-        if not request.user.is_authenticated:
-            return view(request, *args, **kwargs)
-        old_key = request.session.session_key
-        response = view(request, *args, **kwargs)
-        new_key = request.session.session_key
-        if new_key not in (None, old_key) and request.user.is_authenticated:
-            moved = UserSession.objects.filter(
-                session_key=old_key, user_id=request.user.pk
-            ).update(session_key=new_key)
-            if not moved:  # a login allauth did not record: recorded now
-                UserSession.objects.create_from_request(request)
-        return response
-
-    return wrapper
 
 
 class UserSessionsAdapter(DefaultUserSessionsAdapter):

@@ -40,5 +40,5 @@ CACHES["sessions"] = {  # noqa: F405
     "LOCATION": SESSIONS_DIR,
     "OPTIONS": {"MAX_ENTRIES": 100_000},
 }
-SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
+SESSION_ENGINE = "accounts.session_engines.cached_db"
 SESSION_CACHE_ALIAS = "sessions"

@@ -94,7 +94,7 @@ def test_without_the_pool_postgresql_keeps_persistent_connections():
 
 def test_sessions_are_read_from_files_every_process_shares():
     sessions = settings_of(SESSIONS)
-    assert sessions["engine"] == "django.contrib.sessions.backends.cached_db"
+    assert sessions["engine"] == "accounts.session_engines.cached_db"
     assert sessions["cache"]["BACKEND"] == (
         "django.core.cache.backends.filebased.FileBasedCache"
     )

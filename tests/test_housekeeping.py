@@ -154,7 +154,7 @@ def test_a_run_costs_the_same_few_statements(db, expired, django_assert_num_quer
 
 def test_database_sessions_without_a_cache_too(settings, db):
     """PostgreSQL's engine: every session read from the database, none cached."""
-    settings.SESSION_ENGINE = "django.contrib.sessions.backends.db"
+    settings.SESSION_ENGINE = "accounts.session_engines.db"
     live = new_session(expired=False)
     new_session(expired=True)
     assert housekeeping.tidy(timezone.now())["sessions"] == 1

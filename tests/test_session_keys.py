@@ -1,7 +1,8 @@
-"""Every session is a listed session (accounts.user_sessions): wherever a
+"""Every session is a listed session (accounts.session_engines): wherever a
 browser's session key changes (Keep this account, a password set in the user
-admin, one's own password changed from the admin), the account page lists it
-under its new key, and another browser's "Sign out all other browsers" ends it."""
+admin, one's own password changed from the admin, a rotated secret key), the
+account page lists it under its new key, and another browser's "Sign out all
+other browsers" ends it."""
 
 import pytest
 from allauth.mfa.models import Authenticator
@@ -11,6 +12,7 @@ from games import services
 
 from .conftest import PASSWORD, STAFF_TOTP_SECRET
 from .support.account_client import NEW_PASSWORD, logged_in_as
+from .support.asgi import sessionid
 from .support.totp import totp
 from .test_usersessions import END, FIREFOX, PHONE, browser, listed
 
@@ -96,25 +98,22 @@ def test_setting_anothers_password_in_the_admin_keeps_this_browser_listed(
     assert logged_in_as(second) == "root"
 
 
-def test_a_session_the_list_never_recorded_is_listed_once_its_key_changes(
-    client_for, root, alice
-):
-    """A session allauth did not record (force_login here) is recorded then."""
-    first = client_for(root)
-    response = first.post(
-        f"/admin/auth/user/{alice.pk}/password/",
-        {
-            "password1": NEW_PASSWORD,
-            "password2": NEW_PASSWORD,
-            "usable_password": "true",
-        },
-    )
-    assert response.status_code == 302
-    assert listed(first)[0].startswith("This browser · signed in ")
-    Authenticator.objects.filter(user=root).delete()
-    second = browser("root", "198.51.100.2", PHONE)
+def test_a_session_signed_under_a_rotated_secret_key_stays_listed(settings, alice):
+    """After DJANGO_SECRET_KEY moves to the fallbacks, Django gives each session a
+    new key on its next request; the list follows it."""
+    first = browser("alice", "198.51.100.1", FIREFOX)
+    old_key = sessionid(first)
+    settings.SECRET_KEY_FALLBACKS = [settings.SECRET_KEY]
+    settings.SECRET_KEY = "a-new-secret-key-for-this-test-only-0123456789"
+    rows = listed(first)
+    assert sessionid(first) != old_key
+    assert len(rows) == 1
+    assert rows[0].startswith("This browser · signed in ")
+    assert "from 198.51.100.1 " + FIREFOX in rows[0]
+    second = browser("alice", "198.51.100.2", PHONE)
     signs_out_the_other(second)
     assert logged_in_as(first) is None
+    assert logged_in_as(second) == "alice"
 
 
 @pytest.mark.parametrize(

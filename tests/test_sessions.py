@@ -228,7 +228,7 @@ REDIS = {"REDIS_URL": "redis://cache.internal:6379/0"}
 @pytest.mark.processes
 def test_with_sqlite_sessions_are_cached_in_the_private_directory(env):
     assert sessions_of(**env) == {
-        "engine": "django.contrib.sessions.backends.cached_db",
+        "engine": "accounts.session_engines.cached_db",
         "cache": "/var/cache/tictactoe/sessions",
     }
 
@@ -239,6 +239,6 @@ def test_with_sqlite_sessions_are_cached_in_the_private_directory(env):
 @pytest.mark.processes
 def test_with_postgresql_every_request_reads_its_session_from_the_database(env):
     assert sessions_of(**env) == {
-        "engine": "django.contrib.sessions.backends.db",
+        "engine": "accounts.session_engines.db",
         "cache": None,
     }

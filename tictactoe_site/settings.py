@@ -217,10 +217,9 @@ CACHE_DIR = env_path("DJANGO_CACHE_DIR", BASE_DIR / ".cache")
 # Sessions: the database is the truth, so a session ended anywhere is ended
 # everywhere. With SQLite (one host), read through a cache of files every process
 # of the host shares; otherwise read from the database on every request.
+# Django's engines, whose new keys keep a browser listed (accounts.session_engines).
 SESSION_ENGINE = (
-    "django.contrib.sessions.backends.cached_db"
-    if _SQLITE
-    else "django.contrib.sessions.backends.db"
+    "accounts.session_engines.cached_db" if _SQLITE else "accounts.session_engines.db"
 )
 if _SQLITE:
     SESSION_CACHE_ALIAS = "sessions"
