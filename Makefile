@@ -76,12 +76,12 @@ run: install .env ## install, set this checkout up for development (.env), migra
 	$(PY) manage.py migrate --noinput
 	WEB_RELOAD=$${WEB_RELOAD:-1} HOST=$(HOST) PORT=$(PORT) $(PY) -m tictactoe_site.serve
 
-# Production: needs DJANGO_SECRET_KEY or DJANGO_SECRET_KEY_FILE (README,
-# "Deploying"). $(call needs_key,WHAT THE TARGET DOES) stops the target with the
-# fix when neither is set.
+# Production: needs DJANGO_SECRET_KEY or DJANGO_SECRET_KEY_FILE (docs/deploying.md).
+# $(call needs_key,WHAT THE TARGET DOES) stops the target with the fix when neither
+# is set.
 needs_key = [ -n "$$DJANGO_SECRET_KEY$$DJANGO_SECRET_KEY_FILE" ] || { echo "make $@ $(1) and needs DJANGO_SECRET_KEY:" \
 	  "set it to a long random value, e.g. export DJANGO_SECRET_KEY=\"\$$(openssl rand -base64 48)\"" \
-	  "(README, Deploying). For local development use make run." >&2; exit 1; }
+	  "(docs/deploying.md). For local development use make run." >&2; exit 1; }
 
 # A release, once per release from one host (or by each host's `make serve`):
 # migrate under a lock on the database (games/management/commands/migrate.py),
@@ -189,7 +189,7 @@ format: install ## ruff format and ruff check --fix
 	$(VENV)/bin/ruff format .
 	$(VENV)/bin/ruff check --fix .
 
-# The translation catalogs (README, Languages; tests/support/catalogs.py): extract
+# The translation catalogs (docs/translating.md; tests/support/catalogs.py): extract
 # the marked messages of every language but English into tictactoe_site/locale
 # (templates/) and each app's locale/, then compile each .po to the .mo committed
 # beside it, with babel. Extracting needs GNU gettext (apt install gettext);

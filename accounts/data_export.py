@@ -1,5 +1,5 @@
 """Everything the site keeps about a person, as JSON (the account page's
-download; README, "Your data"): the account, its email addresses, the
+download; docs/playing.md, 7): the account, its email addresses, the
 your-turn email choice, the people they blocked, their signed-in browsers,
 their second factors (which kinds, when made and last used; never a secret),
 every game they played with its moves and result, their record and series.
@@ -40,7 +40,7 @@ def _tally(tally) -> dict:
 
 
 def _game(game: Game, user, outcomes: dict[int, str]) -> dict:
-    """state.json's fields (README), and what the site keeps beside them."""
+    """state.json's fields (docs/routes.md), and what the site keeps beside them."""
     return {
         **presentation.snapshot(game),
         "your_marks": [mark.value for mark in game.marks_for(user)],

@@ -1,5 +1,5 @@
 """Guest accounts: made on the spot from an invitation or open-game link, so an
-invited friend plays at once (README, "Guests").
+invited friend plays at once (docs/playing.md, 9).
 
 A guest is an ordinary user with an `accounts.Guest` row: a name (checked as
 sign-up checks it: allauth's validators, then one name per person whatever its

@@ -20,7 +20,7 @@ PRIVATE_HINT = (
     "Whoever can write there can run code in every server process (the session "
     "cache holds pickles). Let only the server's user own and write it: chown it "
     "to that user and chmod go-w it, or set DJANGO_CACHE_DIR to a directory of "
-    "its own (README, Configuration)."
+    "its own (docs/settings.md)."
 )
 
 
@@ -54,7 +54,7 @@ def session_cache_is_writable(app_configs, **kwargs) -> list[Error]:
                 f"The session cache directory {directory} cannot be written "
                 f"({exc.strerror}).",
                 hint="Set DJANGO_CACHE_DIR to a directory the server may write "
-                "(README, Configuration).",
+                "(docs/settings.md).",
                 id="games.E001",
             )
         ]
@@ -92,7 +92,7 @@ def live_socket_directory_is_private(app_configs, **kwargs) -> list[Error]:
                 f"The live-update socket directory {directory} cannot be created "
                 f"({exc.strerror}).",
                 hint="Set DJANGO_CACHE_DIR to a directory the server may write "
-                "(README, Configuration).",
+                "(docs/settings.md).",
                 id="games.E004",
             )
         ]
@@ -121,7 +121,7 @@ def redis_is_protected_off_this_host(app_configs, **kwargs) -> list[Warning]:
         return []
     hint = (
         "Give Redis a password (requirepass) and TLS, and say so in the URL: "
-        "REDIS_URL=rediss://:password@host:6379/0 (README, Deploying)."
+        "REDIS_URL=rediss://:password@host:6379/0 (docs/deploying.md)."
     )
     warnings = []
     if not url.password:

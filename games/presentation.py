@@ -323,7 +323,8 @@ def series_text(game: Game) -> str | None:
 
 
 def snapshot(game: Game) -> dict:
-    """The read-only JSON snapshot; field names are a public contract (README)."""
+    """The read-only JSON snapshot; its field names are a public contract
+    (docs/routes.md)."""
     line = game.winning_cells
     return {
         "id": game.pk,

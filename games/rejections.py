@@ -3,7 +3,7 @@
 Each refusal is a `rules.Rejected` with a message for people. The rules' own
 refusals (a cell taken, not your turn, ...) stay in games.rules, which imports
 nothing of Django; the services add those that need the database (no such game,
-a limit, a block). `REJECTION_STATUS` maps both to the status the README
+a limit, a block). `REJECTION_STATUS` maps both to the status docs/routes.md
 documents, and a test fails if a refusal is missing from it.
 
 The rules' messages are English, marked with rules.gettext_noop; those here are

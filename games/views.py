@@ -1,7 +1,7 @@
 """Thin views: parse the request, call one service, then redirect or re-render.
 
 A rejected action re-renders the page with the reason and the status code the
-README documents; it never changes a stored game (the services guarantee that).
+docs/routes.md documents; it never changes a stored game (the services guarantee that).
 """
 
 from datetime import timedelta

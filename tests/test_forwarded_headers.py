@@ -11,7 +11,7 @@ pytestmark = pytest.mark.processes
 
 REPLACED = (
     "is no longer read: set DJANGO_TRUSTED_PROXY_COUNT to the number of reverse "
-    "proxies in front of the app (README, Configuration)."
+    "proxies in front of the app (docs/settings.md)."
 )
 
 

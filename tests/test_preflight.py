@@ -81,7 +81,7 @@ def test_clear_text_email_to_another_host_is_warned_about(settings):
     settings.MAILERS = smtp(host="smtp.example.com", port=25, use_tls=False)
     assert clear_text_mail_warning() == (
         "Email goes to smtp.example.com without TLS: password-reset links cross the "
-        "network in clear text. Set DJANGO_EMAIL_USE_TLS=1 (README, Configuration)."
+        "network in clear text. Set DJANGO_EMAIL_USE_TLS=1 (docs/settings.md)."
     )
 
 

@@ -191,7 +191,7 @@ def test_a_starting_worker_logs_the_clear_text_warning(
         "tictactoe_site.heartbeat",
         "WARNING",
         "Email goes to smtp.example.com without TLS: password-reset links cross the "
-        "network in clear text. Set DJANGO_EMAIL_USE_TLS=1 (README, Configuration).",
+        "network in clear text. Set DJANGO_EMAIL_USE_TLS=1 (docs/settings.md).",
     )
     assert lines == ([clear_text] if warned else []) + [starting]
 

@@ -1,4 +1,4 @@
-"""Configuration from environment variables (README, Configuration).
+"""Configuration from environment variables (docs/settings.md).
 
 Each helper reads one variable. Unset, empty or only spaces: the default.
 Anything else it does not understand stops the start with a ConfigurationError

@@ -177,7 +177,7 @@ _make_known_labels()
 
 def _direct_from_loopback(request) -> bool:
     """The request comes from this machine and through no proxy: a proxy adds
-    one of these headers (README's nginx block sets X-Forwarded-For), and one
+    one of these headers (docs/deploying.md's nginx block sets X-Forwarded-For), and one
     on this machine relays everybody's requests from a loopback address."""
     meta = request.META
     if any(

@@ -45,5 +45,5 @@ def clear_text_mail_warning() -> str | None:
         return None
     return (
         f"Email goes to {host} without TLS: password-reset links cross the network "
-        f"in clear text. Set DJANGO_EMAIL_USE_TLS=1 (README, Configuration)."
+        f"in clear text. Set DJANGO_EMAIL_USE_TLS=1 (docs/settings.md)."
     )

@@ -4,15 +4,16 @@ response says it (`X-Request-ID`), an error report names it
 (tictactoe_site.mail).
 
 The id is the proxy's when one is trusted (DJANGO_TRUSTED_PROXY_COUNT) and
-sends a valid one (nginx: `proxy_set_header X-Request-ID $request_id;`, README),
-so the proxy's log and the app's name a request alike; otherwise a fresh one.
-Without a trusted proxy the header is a client's claim, as X-Forwarded-For is.
+sends a valid one (nginx: `proxy_set_header X-Request-ID $request_id;`,
+docs/deploying.md), so the proxy's log and the app's name a request alike;
+otherwise a fresh one. Without a trusted proxy the header is a client's claim,
+as X-Forwarded-For is.
 
 With the access log on (DJANGO_LOG_FORMAT=json) each request also gets one line
 at its end: method, route (the URL's name, never the path, which may hold an
 invitation's secret), status and duration; a live stream's line comes when it
 closes. Cheap, and nothing is read that the request did not read already:
-measured in-process on the 2-core machine of README's benchmark, 3.5 µs a
+measured in-process on the 2-core machine of docs/benchmarks.md, 3.5 µs a
 request without the access line, 37 µs with it formatted as JSON (the game
 page costs 1.4 ms of CPU).
 """

@@ -1,7 +1,7 @@
 """Settings for tictactoe, from environment variables with secure defaults.
 
-Every variable, with its default: README, "Configuration". Why the settings are
-what they are: docs/settings.md, by the same headings as below.
+Every variable, with its default and why: docs/settings.md, by the same headings
+as below.
 """
 
 from datetime import timedelta
@@ -46,7 +46,7 @@ for _replaced in ("DJANGO_TRUST_X_FORWARDED_PROTO", "FORWARDED_ALLOW_IPS"):
     if env_str(_replaced):
         raise ConfigurationError(
             f"{_replaced} is no longer read: set DJANGO_TRUSTED_PROXY_COUNT to the "
-            "number of reverse proxies in front of the app (README, Configuration)."
+            "number of reverse proxies in front of the app (docs/settings.md)."
         )
 
 SECRET_KEY = env_secret("DJANGO_SECRET_KEY")
@@ -135,7 +135,7 @@ MIDDLEWARE = [
     "allauth.account.middleware.AccountMiddleware",
     "accounts.middleware.record_activity",
 ]
-# /metrics for the operator (tictactoe_site.metrics; who may read it: README).
+# /metrics for the operator (tictactoe_site.metrics; who may read it: docs/routes.md).
 METRICS_ENABLED = env_bool("METRICS_ENABLED", default=True)
 METRICS_TOKEN = env_secret("METRICS_TOKEN")
 if METRICS_ENABLED:
@@ -465,7 +465,7 @@ TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
 
 # -- Languages, time zones, static files -------------------------------------------
 
-# Languages the site ships complete (README, "Languages"); URLs carry none.
+# Languages the site ships complete (docs/translating.md); URLs carry none.
 LANGUAGE_CODE = "en"
 LANGUAGES = [
     ("en", "English"),
