@@ -240,7 +240,7 @@ DEFAULTS = configuration_defaults()
 
 
 def documented() -> dict[str, str]:
-    """Each variable of README's Configuration table: "on/off", "number" or
+    """Each variable of docs/settings.md's tables: "on/off", "number" or
     "text", from its default."""
     return {
         name: "on/off"
@@ -253,7 +253,8 @@ def documented() -> dict[str, str]:
 
 
 def documented_value(name: str) -> bool | float:
-    """The default README writes for `name`, as a value: on/off, or a number."""
+    """The default docs/settings.md writes for `name`, as a value: on/off or a
+    number."""
     default = DEFAULTS[name]
     if default in ("on", "off"):
         return default == "on"
@@ -365,7 +366,7 @@ def test_the_settings_take_the_documented_defaults(monkeypatch):
         "GAMES_GUEST_CREATE_LIMIT": settings["GAMES_GUEST_CREATE_LIMIT"],
         "GAMES_GUEST_MAX_IDLE_DAYS": settings["GAMES_GUEST_MAX_IDLE_DAYS"],
     }
-    # Each compared with README's own default for it, not a copy of it here.
+    # Each compared with docs/settings.md's own default for it, not a copy of it here.
     assert settings_values == {name: documented_value(name) for name in settings_values}
 
 

@@ -460,8 +460,8 @@ def test_the_served_app_writes_only_json_lines(backend, tmp_path):
 
 @pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
 @pytest.mark.processes
-def test_behind_readmes_nginx_the_proxys_id_names_the_request(backend, tmp_path):
-    """README's nginx block sets X-Request-ID to nginx's own $request_id: a
+def test_behind_the_documented_nginx_the_proxys_id_names_the_request(backend, tmp_path):
+    """docs/deploying.md's nginx block sets X-Request-ID to nginx's own $request_id: a
     client's header is replaced, and the app's log line names nginx's id."""
     if not Path(fleet.NGINX).exists():
         fleet.unavailable("needs nginx: sudo apt-get install nginx-light")

@@ -18,7 +18,7 @@ from accounts.urls import urlpatterns
 from .conftest import PASSWORD
 from .support.account_client import confirmed, logged_in_as
 from .support.hostile import send
-from .support.readme import section
+from .support.readme import routes_table
 from .support.routes import routes
 from .support.totp import hotp, totp, wrong_code
 
@@ -282,16 +282,15 @@ def test_the_account_page_shows_the_second_factors(
     assert 'href="/accounts/2fa/webauthn/add/">Add a passkey' in page.text
 
 
-def readme_routes() -> list[str]:
-    """The first cell of each row of README's routes table."""
-    table = section("Routes")
-    return [line.split("|")[1] for line in table.splitlines() if line.startswith("|")]
+def documented_routes() -> list[str]:
+    """The first cell of each row of docs/routes.md's table."""
+    return [row[0] for row in routes_table()]
 
 
-def test_every_two_factor_route_is_in_the_readme():
-    """As README writes a route: whole (`/accounts/2fa/`), or after the row's
+def test_every_two_factor_route_is_in_the_routes_page():
+    """As docs/routes.md writes a route: whole (`/accounts/2fa/`), or after the row's
     first route (`/accounts/2fa/webauthn/` (+ `add/`))."""
-    rows = readme_routes()
+    rows = documented_routes()
     mfa_routes = [w for w, p in routes(urlpatterns) if p.name.startswith("mfa_")]
     assert len(mfa_routes) == 12
     for written in mfa_routes:
@@ -307,7 +306,7 @@ def test_every_two_factor_route_is_in_the_readme():
             else all(part in row for part in form)
             for row in rows
             for form in written
-        ), f"{path} is not in README's routes table"
+        ), f"{path} is not in docs/routes.md"
 
 
 @pytest.mark.parametrize(
