@@ -1,8 +1,9 @@
-"""The user admin: Django's, plus each player's game record (read-only) and
-which accounts are closed (a closed account is an inactive user:
-accounts.services); one's own password is changed on the site's page. Email
-addresses are allauth's admin (account/emailaddress); signed-in browsers are
-shown, and signed out as on the account page, never added or edited."""
+"""The user admin: Django's, plus which accounts are closed (a closed account
+is an inactive user: accounts.services) and which are guests; games/admin.py
+adds each player's game record. One's own password is changed on the site's
+page. Email addresses are allauth's admin (account/emailaddress); signed-in
+browsers are shown, and signed out as on the account page, never added or
+edited."""
 
 from allauth.usersessions.adapter import get_adapter
 from allauth.usersessions.models import UserSession
@@ -11,13 +12,8 @@ from django.contrib.admin.utils import unquote
 from django.contrib.auth import get_user_model
 from django.contrib.auth.admin import UserAdmin
 from django.shortcuts import redirect
-from django.urls import reverse
-from django.utils.html import format_html
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy, ngettext
-
-from games import presentation
-from games.models import PlayerRecord, PlayerResult
+from django.utils.translation import gettext_lazy
 
 from . import guests, mfa_admin  # noqa: F401  (second factors, without their secrets)
 from .forms import AdminUserChangeForm, AdminUserCreationForm
@@ -65,11 +61,6 @@ class PlayerAdmin(UserAdmin):
     # Names unique whatever their case or Unicode spelling (accounts.usernames).
     add_form = AdminUserCreationForm
     form = AdminUserChangeForm
-    readonly_fields = [*UserAdmin.readonly_fields, "games_record"]
-    fieldsets = [
-        *UserAdmin.fieldsets,
-        (gettext_lazy("Games"), {"fields": ["games_record"]}),
-    ]
     list_display = [*UserAdmin.list_display, "account_closed", "is_guest"]
     list_filter = [ClosedAccountFilter, GuestFilter, *UserAdmin.list_filter]
     list_select_related = ["guest"]
@@ -90,33 +81,6 @@ class PlayerAdmin(UserAdmin):
     )
     def account_closed(self, obj) -> bool:
         return not obj.is_active
-
-    @admin.display(description=gettext_lazy("Record"))
-    def games_record(self, obj) -> str:
-        if obj.pk is None:
-            return "-"
-        total = PlayerRecord.objects.record_of(obj).total
-        streak = presentation.streak_text(PlayerResult.objects.streak(obj))
-        summary = ngettext(
-            "%(played)d played: %(won)d won, %(lost)d lost (%(forfeits)d by "
-            "forfeit), %(drawn)d drawn. Current streak: %(streak)s.",
-            "%(played)d played: %(won)d won, %(lost)d lost (%(forfeits)d by "
-            "forfeit), %(drawn)d drawn. Current streak: %(streak)s.",
-            total.played,
-        ) % {
-            "played": total.played,
-            "won": total.wins,
-            "lost": total.all_losses,
-            "forfeits": total.forfeits,
-            "drawn": total.draws,
-            "streak": streak,
-        }
-        return format_html(
-            '{} <a href="{}">{}</a>',
-            summary,
-            reverse("player_detail", args=[obj.get_username()]),
-            _("Player page"),
-        )
 
 
 @admin.register(UserSession)

@@ -123,17 +123,6 @@ def play_as_guest(*, name: str, join: Callable):
     return user, join(user)
 
 
-def became_account(user) -> None:
-    """For the keep-account flow (when `user` stops being a guest, their Guest
-    row deleted in the same transaction): every page that showed their name
-    marked shows it plain from now on. The game pages' cache is keyed by what
-    they show, so bumping the version of each of the user's games (which also
-    wakes their live viewers) is all it takes; the lobbies' keys move with it."""
-    from games.services import names_changed  # games depends on accounts
-
-    names_changed(user=user)
-
-
 # -- the creation limit -----------------------------------------------------------
 
 
@@ -183,7 +172,7 @@ def refused(request):
 def keep_first(view):
     """Wrap an account page that needs a password or an address (setting or
     changing either, re-authenticating, the data download): a guest is sent to
-    Keep this account instead (accounts.keep_account_views)."""
+    Keep this account instead (accounts.views.guests)."""
 
     @functools.wraps(view)
     def wrapper(request, *args, **kwargs):

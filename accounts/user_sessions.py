@@ -8,8 +8,9 @@ user in (allauth's `purge_and_list` loads each session and its user, two reads
 per browser). With either session engine (cached_db with SQLite, db with
 PostgreSQL) the database holds every live session.
 
-Ending a session tells every server process (games.live.AccountChanged, as a
-logout or a password change does), so that its live streams end at once.
+Ending a session tells the apps (accounts.signals.sessions_ended: games.live
+tells every server process, as a logout or a password change does), so that
+its live streams end at once.
 
 A session whose key changes (Django's cycle_key: Keep this account, the admin's
 form for another's password, a session signed under a fallback secret key)
@@ -27,7 +28,7 @@ from django.contrib.sessions.models import Session
 from django.utils import timezone
 from django.utils.crypto import constant_time_compare
 
-from games import live
+from .signals import sessions_ended
 
 # The address of a session signed in before the list was kept (accounts
 # migration 0003): it was never recorded.
@@ -89,5 +90,5 @@ class UserSessionsAdapter(DefaultUserSessionsAdapter):
         """allauth's, then the users' live streams check their sessions again."""
         sessions = list(sessions)
         super().end_sessions(sessions)
-        for user_id in {session.user_id for session in sessions}:
-            live.publish_on_commit(live.AccountChanged(user_id))
+        user_ids = {session.user_id for session in sessions}
+        sessions_ended.send(sender=UserSession, user_ids=user_ids)

@@ -1,5 +1,6 @@
-"""Staff inspect games here. A game's state is read-only: only games.services may
-change it, so no admin form can store an impossible game. Deleting is allowed."""
+"""Staff inspect games here, and each player's record in the user admin. A
+game's state is read-only: only games.services may change it, so no admin form
+can store an impossible game. Deleting is allowed."""
 
 import csv
 import json
@@ -7,13 +8,18 @@ import json
 from django.contrib import admin
 from django.contrib.admin.options import IncorrectLookupParameters
 from django.contrib.admin.views.main import ChangeList
+from django.contrib.auth import get_user_model
 from django.http import HttpResponse
 from django.template.loader import render_to_string
-from django.utils.translation import gettext_lazy
+from django.urls import reverse
+from django.utils.html import format_html
+from django.utils.translation import gettext, gettext_lazy, ngettext
+
+from accounts.admin import PlayerAdmin
 
 from . import presentation, services
 from .field_lists import GAME_ROW_PLAYERS
-from .models import Block, Game, Move
+from .models import Block, Game, Move, PlayerRecord, PlayerResult
 
 
 class BoundedDateChangeList(ChangeList):
@@ -177,3 +183,47 @@ class BlockAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request, obj=None):
         return False
+
+
+User = get_user_model()
+
+
+class PlayerWithRecordAdmin(PlayerAdmin):
+    """accounts' user admin, with each player's game record (read-only)."""
+
+    readonly_fields = [*PlayerAdmin.readonly_fields, "games_record"]
+    fieldsets = [
+        *PlayerAdmin.fieldsets,
+        (gettext_lazy("Games"), {"fields": ["games_record"]}),
+    ]
+
+    @admin.display(description=gettext_lazy("Record"))
+    def games_record(self, obj) -> str:
+        if obj.pk is None:
+            return "-"
+        total = PlayerRecord.objects.record_of(obj).total
+        streak = presentation.streak_text(PlayerResult.objects.streak(obj))
+        summary = ngettext(
+            "%(played)d played: %(won)d won, %(lost)d lost (%(forfeits)d by "
+            "forfeit), %(drawn)d drawn. Current streak: %(streak)s.",
+            "%(played)d played: %(won)d won, %(lost)d lost (%(forfeits)d by "
+            "forfeit), %(drawn)d drawn. Current streak: %(streak)s.",
+            total.played,
+        ) % {
+            "played": total.played,
+            "won": total.wins,
+            "lost": total.all_losses,
+            "forfeits": total.forfeits,
+            "drawn": total.draws,
+            "streak": streak,
+        }
+        return format_html(
+            '{} <a href="{}">{}</a>',
+            summary,
+            reverse("player_detail", args=[obj.get_username()]),
+            gettext("Player page"),
+        )
+
+
+admin.site.unregister(User)
+admin.site.register(User, PlayerWithRecordAdmin)

@@ -12,7 +12,7 @@ from django.core import mail
 from django.test import Client
 
 from accounts.models import Guest, UsernameKey
-from games import rejections, services
+from games import refusals, services
 from games.models import Game, GameStatus
 
 from .conftest import snapshot_tables
@@ -122,7 +122,7 @@ def test_a_join_refused_inside_the_transaction_takes_the_guest_back(
     """The join fails after the account was written: both are rolled back."""
 
     def refuse(**kwargs):
-        raise rejections.GameFull()
+        raise refusals.GameFull()
 
     monkeypatch.setattr(services, "join_invitation", refuse)
     users = get_user_model().objects.count()
@@ -339,9 +339,9 @@ def test_names_probed_count_against_the_limit(settings, alice, make_user):
 def test_a_kept_account_shows_unmarked_at_once(
     guest_game, alice, client_for, monkeypatch, django_capture_on_commit_callbacks
 ):
-    """What the keep-account flow calls (accounts.guests.became_account): no
-    page, cached or live, keeps the mark."""
-    from accounts import guests
+    """Keeping the account (accounts.services.keep_account): no page, cached
+    or live, keeps the mark."""
+    from accounts import services as account_services
     from games import live
 
     _, game = guest_game
@@ -352,11 +352,14 @@ def test_a_kept_account_shows_unmarked_at_once(
     monkeypatch.setattr(live, "publish", published.append)
     bob = get_user_model().objects.get(username="bob-guest")
     with django_capture_on_commit_callbacks(execute=True):
-        Guest.objects.filter(user=bob).delete()
-        guests.became_account(bob)
+        account_services.keep_account(
+            user=bob, username="bob-guest", password="a new passphrase 8k"
+        )
+    assert not Guest.objects.filter(user=bob).exists()
     game_after = Game.objects.get(pk=game.pk)
     assert game_after.version == game.version + 1
-    assert [(change.game_id, change.version) for change in published] == [
+    changes = [change for change in published if isinstance(change, live.Change)]
+    assert [(change.game_id, change.version) for change in changes] == [
         (game.pk, game.version + 1)
     ]
     for path in (f"/games/{game.pk}/", f"/games/{game.pk}/live/", "/", "/lobby/live/"):

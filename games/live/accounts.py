@@ -1,13 +1,16 @@
 """A user logged out, changed password, was deactivated or deleted (Django's
 signals and the user model's, whoever made the change: our pages, the admin,
-allauth, the shell): after commit, every process hears an AccountChanged, and
-each hub ends those of the user's open streams whose session no longer logs
-them in. Connected by games.apps."""
+allauth, the shell), or some of their browsers were signed out
+(accounts.signals.sessions_ended): after commit, every process hears an
+AccountChanged, and each hub ends those of the user's open streams whose
+session no longer logs them in. Connected by games.apps."""
 
 from django.conf import settings
 from django.contrib.auth.signals import user_logged_out
 from django.db.models.signals import post_delete, post_save, pre_save
 from django.dispatch import receiver
+
+from accounts.signals import sessions_ended
 
 from . import AccountChanged, publish_on_commit
 
@@ -64,3 +67,9 @@ def end_the_streams_of_a_changed_account(sender, instance, using, **kwargs):
 @receiver(post_delete, sender=settings.AUTH_USER_MODEL, dispatch_uid="live_user_gone")
 def end_the_streams_of_a_deleted_account(sender, instance, using, **kwargs):
     publish_on_commit(AccountChanged(instance.pk), using=using)
+
+
+@receiver(sessions_ended, dispatch_uid="live_sessions_ended")
+def end_the_streams_of_sessions_ended(sender, *, user_ids, **kwargs):
+    for user_id in user_ids:
+        publish_on_commit(AccountChanged(user_id))
