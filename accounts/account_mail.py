@@ -5,10 +5,10 @@ the user, the link and its key, the request) into JSON that holds no secret and
 nothing of the request: which mail, to whom, whose account or address, and the
 plain values the text shows (an IP address, a time). `build` makes the message
 from them: on the request's side for the mailer, and again in the task worker,
-which the queue hands only the references (tictactoe_site.mail). So a reset or
+which the queue hands only the references (tictactoe_site.jobs.mail). So a reset or
 confirmation link exists only in the mail that leaves, never in the task table.
 
-A mail is in its recipient's language and time zone (accounts.preferences)
+A mail is in its recipient's language and time zone (accounts.middleware)
 when their account has them; else in the language of the request that asked
 for it (carried in the references), else settings.LANGUAGE_CODE; times in UTC.
 
@@ -30,11 +30,10 @@ from django.contrib.auth import get_user_model
 from django.urls import reverse
 from django.utils import timezone, translation
 
-from tictactoe_site.mail import built_by_worker
-from tictactoe_site.times import local_text
+from tictactoe_site.jobs.mail import built_by_worker
+from tictactoe_site.lib.times import local_text
 
-from .models import Preferences
-from .preferences import language_named, zone_named
+from .models import Preferences, language_named, zone_named
 
 RESET = "account/email/password_reset_key"
 CONFIRMATIONS = (
@@ -75,7 +74,7 @@ def references(template_prefix: str, email: str, context: dict) -> dict:
         "template": template_prefix,
         "to": email,
         # The language the mail was asked for in: the recipient's, if they
-        # have not chosen one (accounts.preferences).
+        # have not chosen one (accounts.middleware).
         "language": translation.get_language(),
     }
     if context.get("email_address") is not None:

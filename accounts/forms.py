@@ -15,7 +15,8 @@ from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
 from django.utils.translation import gettext_lazy as _
 
-from . import preferences, usernames
+from . import usernames
+from .models import zone_named
 
 WRONG_PASSWORD = _("That is not your current password.")
 JUST_TAKEN = _("That username was just taken: choose another.")
@@ -118,7 +119,7 @@ class TurnEmailForm(forms.Form):
 
 
 # The refusals of the language menu and of the browser's zone
-# (accounts.preference_views), in the same words.
+# (accounts.views.preferences), in the same words.
 NOT_A_LANGUAGE = _("That is not one of the languages this site is offered in.")
 NOT_A_ZONE = _(
     "That is not the name of a time zone, such as Europe/Paris or America/Sao_Paulo."
@@ -142,13 +143,13 @@ def language_choices() -> list[tuple[str, str]]:
 
 @functools.cache
 def zone_groups() -> tuple[tuple[str, tuple[tuple[str, str], ...]], ...]:
-    """The zones a player may choose (those accounts.preferences stores as
+    """The zones a player may choose (those accounts.models.zone_named stores as
     they are named: no alias of UTC, nor the server's own), by region:
     ("Asia", (("Asia/Tokyo", "Tokyo"), ...)). Names without a region
     ("Japan", "EST") come last, under "" (the form names that group)."""
     groups: dict[str, list[tuple[str, str]]] = {}
     for name in sorted(zoneinfo.available_timezones()):
-        if name == "UTC" or preferences.zone_named(name) != name:
+        if name == "UTC" or zone_named(name) != name:
             continue
         region, _slash, place = name.partition("/")
         if not place:

@@ -1,31 +1,134 @@
-"""When a logged-in player was last on the site, for the your-turn emails
-(accounts.turn_emails: none to someone seen since the game began waiting) and,
-for a guest, for housekeeping (no guest active lately is closed).
+"""What accounts does at every request, without a query: the person's language
+and time zone, and when a logged-in player was last on the site.
 
-The database is written at most every `SEEN_EVERY` per player and server
-process: one UPDATE of the player's TurnEmailPreference (none for a player
-without one) and one of their Guest row (none for an account). Which players
-were recorded lately is kept in the process's own memory (the "seen" cache), so
-an ordinary page costs no query, no file and no change to the session. A login
-counts as recorded: Django records it as `last_login` (a guest logs in once, as
-the account is made, with its Guest row). The UPDATEs run after the response,
-in a page thread (tictactoe_site.lib.deferred), so a page that only reads, on
-the event loop, never waits for the database's write lock.
+Language and time zone: a player's choices are saved on the account
+(accounts.models.Preferences) and read once, when they log in
+(`remember_at_login`, on user_logged_in), into the session: every host then
+applies them from the session alone, as it already reads it for the login. A
+visitor's language is Django's (the language cookie that set_language writes,
+then Accept-Language: LocaleMiddleware) and their zone a cookie
+(`TIME_ZONE_COOKIE`) that the page sets from the browser. `apply_preferences`,
+right after LocaleMiddleware, activates them for the request. Without a zone
+the times are in UTC, labelled "UTC", and the page asks the browser for its
+zone once (static/games/timezone.js, which posts it to
+accounts.views.preferences.set_time_zone). A saved choice reaches a session at
+its next login: another browser already signed in keeps what it had until then.
+
+Last seen, for the your-turn emails (games.turn_emails: none to someone seen
+since the game began waiting) and, for a guest, for housekeeping (no guest
+active lately is closed): `record_activity` writes the database at most every
+`SEEN_EVERY` per player and server process, one UPDATE of the player's
+TurnEmailPreference and one of their Guest row. Which players were recorded
+lately is kept in the process's own memory (the "seen" cache), so an ordinary
+page costs no query, no file and no change to the session. A login counts as
+recorded: Django records it as `last_login`. The UPDATEs run after the
+response, in a page thread (tictactoe_site.lib.deferred), so a page that only
+reads, on the event loop, never waits for the database's write lock.
 """
 
 import functools
+import zoneinfo
 from datetime import timedelta
 
-from django.contrib.auth import SESSION_KEY
+from django.conf import settings
+from django.contrib.auth import SESSION_KEY as USER_SESSION_KEY
 from django.core.cache import caches
-from django.utils import timezone
+from django.utils import timezone, translation
 
 from tictactoe_site.lib.deferred import defer
 
-from .models import Guest, TurnEmailPreference
+from .models import Guest, Preferences, TurnEmailPreference, language_named, zone_named
+
+# The session's copy of the logged-in player's preferences:
+# {"user": their id as the session holds it, "language": ..., "time_zone": ...}.
+SESSION_KEY = "preferences"
+# A visitor's time zone, as the browser named it.
+TIME_ZONE_COOKIE = "timezone"
+TIME_ZONE_COOKIE_AGE = 365 * 24 * 60 * 60
+
+# The zone of a person whose zone is not known yet: UTC, labelled "UTC"
+# (tictactoe_site.lib.times), under a name of its own. The page cache keys pages
+# by the zone's name (games.page_cache): a cached page that asks the browser for
+# its zone is never served to someone whose zone is known, even when that is UTC
+# ("UTC": `zone_named` stores every name of UTC and GMT so). Django names this
+# one "GMT", a name the databases' time zone functions know (the admin's date
+# filters pass it to them); ZoneInfo("Etc/UTC") would not do: Django names it
+# "UTC" too.
+UNKNOWN_ZONE = zoneinfo.ZoneInfo("Etc/GMT")
 
 SEEN_EVERY = timedelta(minutes=5)
 SEEN_CACHE = "seen"
+
+
+# -- language and time zone ---------------------------------------------------------
+
+
+def _session_copy(user, preferences: Preferences | None) -> dict:
+    return {
+        "user": user._meta.pk.value_to_string(user),
+        "language": preferences.language if preferences else "",
+        "time_zone": preferences.time_zone if preferences else "",
+    }
+
+
+def remember_at_login(sender, request, user, **kwargs) -> None:
+    """user_logged_in: the player's preferences into the session (one query,
+    at login only), and their language for the rest of this request."""
+    session = getattr(request, "session", None)
+    if session is None:
+        return
+    preferences = Preferences.objects.filter(user=user).first()
+    session[SESSION_KEY] = _session_copy(user, preferences)
+    if preferences and preferences.language:
+        translation.activate(preferences.language)
+        request.LANGUAGE_CODE = preferences.language
+
+
+def refresh_session(request, preferences: Preferences) -> None:
+    """The session's copy after the logged-in player changed their choices."""
+    request.session[SESSION_KEY] = _session_copy(request.user, preferences)
+
+
+def session_preferences(request) -> dict | None:
+    """The logged-in player's preferences as their session holds them; None for
+    a visitor (and without a session cookie, without reading a session)."""
+    if settings.SESSION_COOKIE_NAME not in request.COOKIES:
+        return None
+    session = getattr(request, "session", None)
+    if session is None:
+        return None
+    preferences = session.get(SESSION_KEY)
+    user_id = session.get(USER_SESSION_KEY)
+    if user_id is None or not preferences or preferences.get("user") != user_id:
+        return None
+    return preferences
+
+
+def apply_preferences(get_response):
+    """The player's language (over the browser's) and time zone, or the
+    visitor's zone cookie, active while the request is answered. Right after
+    LocaleMiddleware, whose choice it overrides for a player who saved one."""
+
+    def middleware(request):
+        preferences = session_preferences(request)
+        if preferences is not None:
+            language = language_named(preferences.get("language") or "")
+            if language:
+                translation.activate(language)
+                request.LANGUAGE_CODE = language
+            name = preferences.get("time_zone") or ""
+        else:
+            name = request.COOKIES.get(TIME_ZONE_COOKIE, "")
+        name = zone_named(name)
+        request.time_zone_known = name is not None
+        zone = zoneinfo.ZoneInfo(name) if name else UNKNOWN_ZONE
+        with timezone.override(zone):
+            return get_response(request)
+
+    return middleware
+
+
+# -- last seen ----------------------------------------------------------------------
 
 
 def seen_key(user_id) -> str:
@@ -51,7 +154,7 @@ def record_activity(get_response):
         # a static file): nothing to read otherwise, and nothing to vary on.
         if session is None or not session.accessed:
             return response
-        user_id = session.get(SESSION_KEY)
+        user_id = session.get(USER_SESSION_KEY)
         if user_id is None:
             return response
         if caches[SEEN_CACHE].add(seen_key(user_id), True, SEEN_EVERY.total_seconds()):

@@ -8,9 +8,9 @@ from django.utils.translation import gettext_lazy as _
 
 from tictactoe_site.lib.http_methods import allow_methods, get_only
 
-from . import keep_account_views, preference_views, privacy_views, views
 from .guests import keep_first
-from .views import account_page
+from .views import account, guests, preferences, privacy
+from .views.account import account_page
 
 # allauth's routes we do not serve: re-authentication is by password only
 # (settings), so not by emailed code, second factor or passkey; login by code
@@ -42,7 +42,7 @@ GUEST_KEEPS_FIRST = {
 
 def served(patterns, *, skip: set[str]) -> list[URLPattern | URLResolver]:
     """allauth's `patterns` (nested includes kept), each view behind the site's
-    status codes and 405 page (accounts.views.account_page, or get_only), the
+    status codes and 405 page (accounts.views.account.account_page, or get_only), the
     routes named in NOT_SERVED and `skip` left out."""
     routes = []
     for pattern in patterns:
@@ -59,14 +59,14 @@ def served(patterns, *, skip: set[str]) -> list[URLPattern | URLResolver]:
 
 
 logout = allow_methods("POST", hint=_("Use the Log out button at the top."))(
-    keep_account_views.logout_warning_for_guests(allauth_views.logout)
+    guests.logout_warning_for_guests(allauth_views.logout)
 )
 
 # Our overrides of allauth's routes (the same paths and names).
 overrides = [
-    # Our sign-up form's refusal of a username taken in between (accounts.views).
-    path("signup/", account_page(views.SignupView.as_view()), name="account_signup"),
-    # POST only; a guest is warned first (accounts.keep_account_views).
+    # Our sign-up form's refusal of a username taken in between.
+    path("signup/", account_page(account.SignupView.as_view()), name="account_signup"),
+    # POST only; a guest is warned first (accounts.views.guests).
     path("logout/", logout, name="account_logout"),
 ]
 
@@ -76,26 +76,26 @@ urlpatterns = [
         path("", include("allauth.urls")).url_patterns,
         skip={pattern.name for pattern in overrides},
     ),
-    path("close/", views.close_account, name="account_close"),
-    # A guest's account becomes a normal one (accounts.keep_account).
-    path("keep/", keep_account_views.keep, name="account_keep"),
-    # Your signed-in browsers, and your data (accounts.privacy_views).
-    path("sessions/end/", privacy_views.end_sessions, name="account_end_sessions"),
+    path("close/", account.close_account, name="account_close"),
+    # A guest's account becomes a normal one (accounts.views.guests).
+    path("keep/", guests.keep, name="account_keep"),
+    # Your signed-in browsers, and your data (accounts.views.privacy).
+    path("sessions/end/", privacy.end_sessions, name="account_end_sessions"),
     path(
         "data/",
-        keep_first(privacy_views.download_data),
+        keep_first(privacy.download_data),
         name="account_download_data",
     ),
-    # Language and time zone, saved on the account (accounts.preference_views).
+    # Language and time zone, saved on the account (accounts.views.preferences).
     path(
         "preferences/",
-        preference_views.preferences_page,
+        preferences.preferences_page,
         name="account_preferences",
     ),
-    path("turn-email/", views.turn_email_settings, name="turn_email_settings"),
+    path("turn-email/", account.turn_email_settings, name="turn_email_settings"),
     path(
         "turn-email/unsubscribe/<str:token>/",
-        views.turn_email_unsubscribe,
+        account.turn_email_unsubscribe,
         name="turn_email_unsubscribe",
     ),
 ]

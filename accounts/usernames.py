@@ -22,7 +22,7 @@ import unicodedata
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, connections
-from django.db.models.signals import post_init, post_save, pre_save
+from django.db.models.signals import post_save, pre_save
 from django.dispatch import receiver
 from django.utils.translation import gettext_lazy as _
 
@@ -69,21 +69,9 @@ def account_name(login: str) -> str:
 # Keeping the key rows ---------------------------------------------------------------
 
 
-@receiver(
-    post_init, sender=settings.AUTH_USER_MODEL, dispatch_uid="accounts_username_init"
-)
-def remember_the_username(sender, instance, **kwargs):
-    """What a later save compares with (no query: only what was loaded; a
-    deferred name reads as None, and counts as changed)."""
-    instance._username_as_loaded = instance.__dict__.get(sender.USERNAME_FIELD)
-
-
-def _changes_the_name(sender, instance, update_fields) -> bool:
-    if update_fields is not None and sender.USERNAME_FIELD not in update_fields:
-        return False  # e.g. last_login, at every login
-    return instance._state.adding or (
-        instance.get_username() != getattr(instance, "_username_as_loaded", None)
-    )
+def _may_write_the_name(sender, update_fields) -> bool:
+    # Not a save of other fields only (e.g. last_login, at every login).
+    return update_fields is None or sender.USERNAME_FIELD in update_fields
 
 
 @receiver(
@@ -97,7 +85,7 @@ def refuse_a_taken_name_outside_a_transaction(
     refuses it and the transaction takes the user row back too."""
     if connections[using].in_atomic_block:
         return
-    if not _changes_the_name(sender, instance, update_fields):
+    if not _may_write_the_name(sender, update_fields):
         return
     name = instance.get_username()
     taken_by = holder(username_key(name), other_than=instance)
@@ -112,12 +100,17 @@ def refuse_a_taken_name_outside_a_transaction(
     post_save, sender=settings.AUTH_USER_MODEL, dispatch_uid="accounts_username_key"
 )
 def store_the_key(sender, instance, created, update_fields, using, **kwargs):
-    if not _changes_the_name(sender, instance, update_fields) and not created:
+    """The key row as the saved name's, compared with the stored one (only on
+    saves that may write the name)."""
+    if not created and not _may_write_the_name(sender, update_fields):
         return
     key = username_key(instance.get_username())
     keys = UsernameKey.objects.using(using)
     if created:
         keys.create(user=instance, key=key)
-    else:
-        keys.update_or_create(user=instance, defaults={"key": key})
-    instance._username_as_loaded = instance.get_username()
+        return
+    stored = keys.filter(user=instance).values_list("key", flat=True).first()
+    if stored is None:
+        keys.create(user=instance, key=key)
+    elif stored != key:
+        keys.filter(user=instance).update(key=key)

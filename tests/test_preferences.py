@@ -8,8 +8,9 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.test import Client
 
+from accounts.middleware import SESSION_KEY, TIME_ZONE_COOKIE
 from accounts.models import Preferences
-from accounts.preferences import SESSION_KEY, TIME_ZONE_COOKIE, save_language
+from accounts.services import save_language
 
 from .conftest import PASSWORD
 from .support.account_client import login

@@ -10,8 +10,8 @@ import pytest
 from django.conf import settings
 from django.test import Client
 
+from accounts.middleware import SESSION_KEY
 from accounts.models import Preferences
-from accounts.preferences import SESSION_KEY
 from games.models import Game
 
 from .conftest import X_WINS_ROW_0, new_game

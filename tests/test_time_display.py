@@ -1,4 +1,4 @@
-"""Times shown to a person (tictactoe_site.times, games.templatetags.times): in
+"""Times shown to a person (tictactoe_site.lib.times, games.templatetags.times): in
 their zone, named, formatted for their language; "… ago" for a recent time on a
 page rendered per request. Every expected text below is worked out by hand from
 the stored UTC time, not by the code under test."""
@@ -10,10 +10,10 @@ import pytest
 from allauth.usersessions.models import UserSession
 from django.utils import timezone, translation
 
+from accounts.middleware import apply_preferences
 from accounts.models import Preferences
-from accounts.preferences import apply_preferences
 from games.models import Game
-from tictactoe_site import times
+from tictactoe_site.lib import times
 
 from .conftest import X_WINS_ROW_0, new_game
 from .support.account_client import login

@@ -1,4 +1,5 @@
-"""Choosing a language and telling the site one's time zone (accounts.preferences).
+"""Choosing a language and telling the site one's time zone (accounts.middleware
+applies them).
 
 `set_language` is Django's (the language cookie, the redirect to `next`), held to
 the languages the site ships, and for a logged-in player also saved on the
@@ -21,10 +22,10 @@ from django.views import i18n
 from tictactoe_site.lib.error_pages import error_page
 from tictactoe_site.lib.http_methods import allow_methods
 
-from . import preferences
-from .forms import PreferencesForm
-from .models import Preferences
-from .views import account_methods
+from .. import middleware, services
+from ..forms import PreferencesForm
+from ..models import Preferences, language_named, zone_named
+from .account import account_methods
 
 post_only = allow_methods(
     "POST", hint=gettext_lazy("Use the language menu at the top of the page.")
@@ -72,7 +73,7 @@ def browser_language(request) -> str:
 @post_only
 def set_language(request):
     code = request.POST.get(i18n.LANGUAGE_QUERY_PARAMETER, "")
-    if code and preferences.language_named(code) is None:
+    if code and language_named(code) is None:
         return error_page(
             request,
             title=gettext("Language not changed"),
@@ -85,14 +86,14 @@ def set_language(request):
     if not code:
         set_language_cookie(response, "")
     if request.user.is_authenticated:
-        saved = preferences.save_language(user=request.user, language=code)
-        preferences.refresh_session(request, saved)
+        saved = services.save_language(user=request.user, language=code)
+        middleware.refresh_session(request, saved)
     return response
 
 
 @post_only
 def set_time_zone(request):
-    name = preferences.zone_named(request.POST.get("time_zone", ""))
+    name = zone_named(request.POST.get("time_zone", ""))
     if name is None:
         return error_page(
             request,
@@ -106,13 +107,13 @@ def set_time_zone(request):
     # Asked by the page's script, which shows nothing of the answer.
     response = HttpResponse(status=204)
     if request.user.is_authenticated:
-        saved = preferences.save_time_zone(user=request.user, time_zone=name)
-        preferences.refresh_session(request, saved)
+        saved = services.save_time_zone(user=request.user, time_zone=name)
+        middleware.refresh_session(request, saved)
     else:
         response.set_cookie(
-            preferences.TIME_ZONE_COOKIE,
+            middleware.TIME_ZONE_COOKIE,
             name,
-            max_age=preferences.TIME_ZONE_COOKIE_AGE,
+            max_age=middleware.TIME_ZONE_COOKIE_AGE,
             secure=settings.SESSION_COOKIE_SECURE,
             httponly=True,
             samesite="Lax",
@@ -130,12 +131,12 @@ def preferences_page(request):
         form = PreferencesForm(request.POST)
         if form.is_valid():
             language = form.cleaned_data["language"]
-            saved = preferences.save_preferences(
+            saved = services.save_preferences(
                 user=request.user,
                 language=language,
                 time_zone=form.cleaned_data["time_zone"],
             )
-            preferences.refresh_session(request, saved)
+            middleware.refresh_session(request, saved)
             # "Saved." in the language of the next page.
             translation.activate(language or browser_language(request))
             messages.success(request, gettext("Saved."))

@@ -21,7 +21,7 @@ from django.utils.translation import ngettext
 from tictactoe_site.lib.error_pages import error_page
 from tictactoe_site.lib.http_methods import get_only, post_only
 
-from . import data_export, user_sessions
+from .. import data_export, user_sessions
 
 
 class EndSessionsForm(forms.Form):

@@ -1,6 +1,5 @@
-"""The guest's pages (accounts.keep_account): Keep this account, the warning
-before a guest logs out, and the account pages a guest is sent on from (they
-need a password, which a guest chooses in keeping the account)."""
+"""The guest's pages: Keep this account (accounts.services.keep_account) and the
+warning before a guest logs out."""
 
 from functools import wraps
 
@@ -18,11 +17,11 @@ from django.utils.translation import gettext_lazy
 
 from tictactoe_site.lib.error_pages import error_page
 
-from . import usernames
-from .forms import EMAIL_HELP, EMAIL_LABEL, JUST_TAKEN
-from .guests import is_guest
-from .keep_account import NotAGuest, keep_account
-from .views import account_methods, refused_status
+from .. import usernames
+from ..forms import EMAIL_HELP, EMAIL_LABEL, JUST_TAKEN
+from ..guests import is_guest
+from ..services import NotAGuest, keep_account
+from .account import account_methods, refused_status
 
 NOT_A_GUEST = gettext_lazy(
     "This account is not a guest account: it has a password, and its name can "

@@ -4,6 +4,7 @@ readable 405 page, and closing an account (allauth has no such page)."""
 from functools import wraps
 
 from allauth.account import views as allauth_views
+from allauth.account.models import EmailAddress
 from django.contrib import messages
 from django.contrib.auth import logout
 from django.contrib.auth.decorators import login_required
@@ -17,8 +18,8 @@ from django.views.decorators.csrf import csrf_exempt
 from tictactoe_site.lib.error_pages import error_page
 from tictactoe_site.lib.http_methods import allow_methods, post_only
 
-from . import services, turn_emails
-from .forms import CloseAccountForm, TurnEmailForm, UsernameJustTaken
+from .. import services
+from ..forms import CloseAccountForm, TurnEmailForm, UsernameJustTaken
 
 account_methods = allow_methods(
     "GET", "POST", hint=gettext_lazy("Use the form on the page.")
@@ -99,7 +100,7 @@ def close_account(request):
 @login_required
 def turn_email_settings(request):
     """The account page's your-turn email choice: only with a confirmed address."""
-    if not turn_emails.has_confirmed_address(request.user):
+    if not EmailAddress.objects.filter(user=request.user, verified=True).exists():
         return error_page(
             request,
             title=_("No confirmed email address"),
@@ -112,7 +113,7 @@ def turn_email_settings(request):
     form = TurnEmailForm(request.POST)
     form.is_valid()  # an unchecked or absent box is "off"
     enabled = form.cleaned_data.get("enabled", False)
-    turn_emails.set_turn_emails(user=request.user, enabled=enabled)
+    services.set_turn_emails(user=request.user, enabled=enabled)
     messages.success(
         request,
         _("You will get an email when a game has waited on your move.")
@@ -129,7 +130,7 @@ def turn_email_settings(request):
 def turn_email_unsubscribe(request, token):
     """GET: confirm with a button (mail scanners follow links); POST: stop."""
     try:
-        user_id = turn_emails.unsubscriber(token)
+        user_id = services.unsubscriber(token)
     except signing.BadSignature:
         return error_page(
             request,
@@ -141,6 +142,6 @@ def turn_email_unsubscribe(request, token):
             status=400,
         )
     if request.method == "POST":
-        turn_emails.unsubscribe(user_id=user_id)
+        services.unsubscribe(user_id=user_id)
         return render(request, "account/turn_email_unsubscribed.html")
     return render(request, "account/turn_email_unsubscribe.html")
