@@ -9,9 +9,9 @@ class AccountsConfig(AppConfig):
     def ready(self) -> None:
         from django.contrib.auth.signals import user_logged_in
 
-        from . import usernames  # noqa: F401  (its receivers keep the keys)
-        from .middleware import stamp_login
-        from .preferences import remember_at_login
+        # Receivers that keep the username keys; housekeeping for the heartbeat.
+        from . import housekeeping, usernames  # noqa: F401
+        from .middleware import remember_at_login, stamp_login
 
         user_logged_in.connect(stamp_login, dispatch_uid="accounts.stamp_login")
         user_logged_in.connect(

@@ -6,6 +6,13 @@ class GamesConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self):
-        # Connect the receivers; register the system checks.
-        from . import checks, receivers, signals  # noqa: F401
+        # Connect the receivers (the data export's games among them); register
+        # the system checks and the your-turn emails' periodic task.
+        from . import (  # noqa: F401
+            checks,
+            data_export,
+            receivers,
+            signals,
+            turn_emails,
+        )
         from .live import accounts  # noqa: F401

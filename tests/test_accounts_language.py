@@ -19,7 +19,6 @@ from django.urls import resolve
 from django.utils import translation
 
 from accounts import account_mail, refusals
-from games import services
 
 from .support.account_client import confirmed
 
@@ -246,11 +245,13 @@ def test_the_address_in_use_mail_is_marked(db, marked):
     ],
 )
 def test_the_your_turn_mail_is_marked(alice, bob, marked, count, subject):
+    # As games.turn_emails lists them: bob plays X against alice.
     games = [
-        (
-            services.create_game(creator=alice, opponent=bob, side="o"),
-            f"https://example.com/games/{n}/",
-        )
+        {
+            "player_x_name": "bob",
+            "player_o_name": "alice",
+            "url": f"https://example.com/games/{n}/",
+        }
         for n in range(count)
     ]
     context = {

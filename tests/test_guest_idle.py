@@ -1,6 +1,6 @@
 """Guests do not pile up: a guest account without activity for
 GAMES_GUEST_MAX_IDLE_DAYS is closed by the worker's housekeeping
-(tictactoe_site.housekeeping), its games settled as closing an account settles
+(tictactoe_site.jobs.housekeeping), its games settled as closing an account settles
 them, its records kept and its name shown "(closed guest)". Activity is a page
 loaded (accounts.middleware, with the your-turn emails' "last seen")."""
 
@@ -11,14 +11,14 @@ from django.contrib.auth import get_user_model
 from django.core.cache import caches
 from django.utils import timezone
 
+from accounts import housekeeping
 from accounts import services as account_services
 from accounts.middleware import SEEN_CACHE, seen_key
 from accounts.models import Guest
 from games import services
-from games.display_names import display_name
 from games.models import Game, GameStatus, PlayerRecord
-from tictactoe_site import housekeeping
-from tictactoe_site.heartbeat import start_beating
+from games.presentation import display_name
+from tictactoe_site.jobs.heartbeat import start_beating
 
 from .conftest import play_cells
 from .support.account_client import logged_in_as

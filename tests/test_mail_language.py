@@ -1,5 +1,5 @@
 """Mails in their recipient's language and time zone (accounts.account_mail,
-accounts.turn_emails): the account's saved language, else the language of the
+games.turn_emails): the account's saved language, else the language of the
 request that asked for the mail, else settings.LANGUAGE_CODE; built so by the
 worker as well as on the request's side. allauth ships German and French for
 its reset mail, which shows it in the text; our own mails' catalogs are filled
@@ -14,16 +14,16 @@ from django.test import Client
 from django.utils import timezone, translation
 from django_tasks_db.models import DBTaskResult
 
-from accounts import turn_emails
+from accounts import services as account_services
 from accounts.adapter import AccountAdapter
 from accounts.models import Preferences
-from games import services
+from games import services, turn_emails
 
 from .conftest import PASSWORD
 from .support.account_client import NEW_PASSWORD, confirmed
 
 QUEUED = {
-    "default": {"BACKEND": "tictactoe_site.mail.QueuedEmailBackend"},
+    "default": {"BACKEND": "tictactoe_site.jobs.mail.QueuedEmailBackend"},
     "relay": {"BACKEND": "django.core.mail.backends.locmem.EmailBackend"},
 }
 GERMAN_SUBJECT = "[tictactoe] E-Mail zum Zurücksetzen des Passworts"
@@ -193,7 +193,7 @@ def test_a_turn_email_is_built_in_the_players_language_and_zone(
 ):
     settings.GAMES_TURN_EMAIL_AFTER = 3600
     confirmed(bob, "bob@example.com")
-    turn_emails.set_turn_emails(user=bob, enabled=True)
+    account_services.set_turn_emails(user=bob, enabled=True)
     if saved:
         Preferences.objects.create(user=bob, language=saved[0], time_zone=saved[1])
     with translation.override("fr"):  # whatever the worker had active

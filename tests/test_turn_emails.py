@@ -1,4 +1,4 @@
-"""Your turn, by email (accounts.turn_emails): the opt-in on the account page,
+"""Your turn, by email (games.turn_emails): the opt-in on the account page,
 the job the worker runs (with a controlled clock: `now` is passed in), the
 signed one-click unsubscribe, and the activity stamp (accounts.middleware)."""
 
@@ -16,15 +16,15 @@ from django.test import Client
 from django.utils import timezone
 from django_tasks_db.models import DBTaskResult
 
-from accounts import turn_emails
+from accounts import services as account_services
 from accounts.middleware import SEEN_CACHE, seen_key
 from accounts.models import TurnEmailPreference
-from games import services
+from games import services, turn_emails
 from games.models import Game
-from tictactoe_site.heartbeat import queue_periodic, start_beating
-from tictactoe_site.job_locks import advisory_key
+from tictactoe_site.jobs.heartbeat import queue_periodic, start_beating
+from tictactoe_site.jobs.job_locks import advisory_key
+from tictactoe_site.jobs.mail import deliver, from_json
 from tictactoe_site.lib.deferred import DEFER
-from tictactoe_site.mail import deliver, from_json
 
 from .conftest import play_cells
 
@@ -40,7 +40,7 @@ def turn_email_settings(settings):
     settings.SITE_URL = SIGNED
     # As in production: queued in the caller's transaction, sent by the worker.
     settings.MAILERS = {
-        "default": {"BACKEND": "tictactoe_site.mail.QueuedEmailBackend"},
+        "default": {"BACKEND": "tictactoe_site.jobs.mail.QueuedEmailBackend"},
         "relay": {"BACKEND": "django.core.mail.backends.locmem.EmailBackend"},
     }
 
@@ -52,7 +52,7 @@ def confirm(user, email: str, *, verified: bool = True) -> None:
 @pytest.fixture
 def bob_opted_in(bob):
     confirm(bob, "bob@example.com")
-    turn_emails.set_turn_emails(user=bob, enabled=True)
+    account_services.set_turn_emails(user=bob, enabled=True)
 
 
 def waiting_since(game) -> object:
@@ -133,7 +133,7 @@ def test_one_email_lists_every_game_waiting_with_links(alice, bob, carol, bob_op
     assert sent.body.count(f"{SIGNED}/games/") == 2
     url = sent.extra_headers["List-Unsubscribe"].strip("<>")
     assert url.startswith(f"{SIGNED}/accounts/turn-email/unsubscribe/")
-    assert turn_emails.unsubscriber(url.split("/")[-2]) == bob.pk
+    assert account_services.unsubscriber(url.split("/")[-2]) == bob.pk
     assert f"Stop these emails with one click: {url}\n" in sent.body
     assert sent.extra_headers["List-Unsubscribe"] == f"<{url}>"
     assert sent.extra_headers["List-Unsubscribe-Post"] == "List-Unsubscribe=One-Click"
@@ -149,13 +149,13 @@ def test_nothing_without_the_opt_in_or_a_confirmed_address(alice, bob, case):
         confirm(bob, "bob@example.com")
     elif case == "opted out":
         confirm(bob, "bob@example.com")
-        turn_emails.set_turn_emails(user=bob, enabled=True)
-        turn_emails.set_turn_emails(user=bob, enabled=False)
+        account_services.set_turn_emails(user=bob, enabled=True)
+        account_services.set_turn_emails(user=bob, enabled=False)
     elif case == "unconfirmed":
         confirm(bob, "bob@example.com", verified=False)
-        turn_emails.set_turn_emails(user=bob, enabled=True)
+        account_services.set_turn_emails(user=bob, enabled=True)
     else:
-        turn_emails.set_turn_emails(user=bob, enabled=True)
+        account_services.set_turn_emails(user=bob, enabled=True)
     game = services.create_game(creator=alice, opponent=bob, side="o")
     now = waiting_since(game) + 2 * AFTER
     assert turn_emails.send_due_turn_emails(now=now) == 0
@@ -237,14 +237,14 @@ def test_the_worker_runs_the_job_on_its_own_schedule(
     (sent,) = mail.outbox
     assert sent.subject == "[tictactoe] A game is waiting for your move"
     assert f"{SIGNED}/games/{game.pk}/" in sent.body
-    job = DBTaskResult.objects.get(task_path="accounts.turn_emails.send_turn_emails")
+    job = DBTaskResult.objects.get(task_path="games.turn_emails.send_turn_emails")
     assert (job.status, job.return_value) == ("SUCCESSFUL", "1 queued")
     # The next beats within the minute do not queue the job again.
     start_beating()
     run_tasks()
     assert (
         DBTaskResult.objects.filter(
-            task_path="accounts.turn_emails.send_turn_emails"
+            task_path="games.turn_emails.send_turn_emails"
         ).count()
         == 1
     )
@@ -279,7 +279,7 @@ def test_the_search_finds_whom_the_rule_says_a_game_waits_on(
     players = [alice, bob, carol, dave, erin]
     for player in players:
         confirm(player, f"{player.username}@example.com")
-        turn_emails.set_turn_emails(user=player, enabled=True)
+        account_services.set_turn_emails(user=player, enabled=True)
     services.create_game(creator=alice, opponent=bob, side="o")  # X: bob
     play_cells(services.create_game(creator=bob, opponent=carol, side="x"), (0, 0))
     play_cells(services.create_game(creator=erin, opponent=alice, side="x"), (1, 1))
@@ -388,7 +388,7 @@ def test_the_account_page_offers_the_choice_only_with_a_confirmed_address(
     assert "Confirm an email address first" in text(response)
     assert not TurnEmailPreference.objects.exists()
     confirm(bob, "bob@example.com")
-    turn_emails.set_turn_emails(user=bob, enabled=False)
+    account_services.set_turn_emails(user=bob, enabled=False)
     # The user, second factors, blocks, address and choice, recorded browsers
     # (none: force_login).
     with django_assert_num_queries(5):
@@ -400,7 +400,7 @@ def test_the_account_page_offers_the_choice_only_with_a_confirmed_address(
 
 def test_opting_in_and_out_on_the_account_page(client_for, bob, bob_opted_in):
     client = client_for(bob)
-    turn_emails.set_turn_emails(user=bob, enabled=False)
+    account_services.set_turn_emails(user=bob, enabled=False)
     response = client.post("/accounts/turn-email/", {"enabled": "on"})
     assert response.status_code == 302
     assert response["Location"] == "/accounts/password/change/"
@@ -427,7 +427,7 @@ def test_opting_in_needs_a_login(client):
 
 def test_the_unsubscribe_link_works_logged_out(bob, bob_opted_in):
     client = Client(enforce_csrf_checks=True)
-    path = turn_emails.unsubscribe_url(bob.pk).removeprefix(SIGNED)
+    path = account_services.unsubscribe_url(bob.pk).removeprefix(SIGNED)
     page = client.get(path)
     assert page.status_code == 200
     assert "Stop your-turn emails" in text(page)
@@ -452,7 +452,8 @@ def test_the_unsubscribe_link_works_logged_out(bob, bob_opted_in):
     ],
 )
 def test_a_broken_unsubscribe_link_is_a_400_page(bob, bob_opted_in, alice, token):
-    good = turn_emails.unsubscribe_url(bob.pk).removeprefix(SIGNED).split("/")[-2]
+    good = account_services.unsubscribe_url(bob.pk).removeprefix(SIGNED).split("/")[-2]
+    salt = account_services.UNSUBSCRIBE_SALT
     value = {
         "tampered": good[:-2] + ("AA" if not good.endswith("AA") else "BB"),
         "foreign purpose": signing.dumps(bob.pk, salt="accounts.something-else"),
@@ -461,8 +462,8 @@ def test_a_broken_unsubscribe_link_is_a_400_page(bob, bob_opted_in, alice, token
         "empty salt": signing.dumps(bob.pk, salt=""),
         "no salt": signing.dumps(bob.pk),
         "other user's, edited": good.replace(
-            signing.dumps(bob.pk, salt=turn_emails.UNSUBSCRIBE_SALT).split(":")[0],
-            signing.dumps(alice.pk, salt=turn_emails.UNSUBSCRIBE_SALT).split(":")[0],
+            signing.dumps(bob.pk, salt=salt).split(":")[0],
+            signing.dumps(alice.pk, salt=salt).split(":")[0],
         ),
     }[token]
     path = f"/accounts/turn-email/unsubscribe/{value}/"
@@ -496,7 +497,7 @@ def test_a_page_records_activity_at_most_every_five_minutes(
 def test_a_page_hands_the_activity_write_to_the_bridge(
     client_for, bob, bob_opted_in, django_assert_num_queries
 ):
-    """Served through tictactoe_site.bridge, the page itself writes nothing: the
+    """Served through tictactoe_site.server.bridge, the page itself writes nothing: the
     UPDATE is deferred (run after the response, in a page thread)."""
     client = client_for(bob)
     client.get("/")

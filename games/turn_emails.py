@@ -3,26 +3,27 @@ confirmed address gets one email listing every game waiting on them, once a
 game has waited more than `GAMES_TURN_EMAIL_AFTER` seconds without them being
 on the site since it began waiting; at most one per `GAMES_TURN_EMAIL_EVERY`.
 
-`send_turn_emails` is the task the worker runs about once a minute
-(tictactoe_site.heartbeat queues it): no cron. Each email is queued (the default
-mailer, tictactoe_site.mail) in the transaction that records it as sent, so a
-worker stopped between the two can neither lose it nor send it twice.
+`send_turn_emails` is the task the worker runs about once a minute (registered
+with tictactoe_site.jobs.periodic, whose heartbeat queues it): no cron. Each
+email is queued (the default mailer, tictactoe_site.jobs.mail) in the
+transaction that records it as sent, so a worker stopped between the two can
+neither lose it nor send it twice. The choice and the unsubscribe link are
+accounts' (accounts.services).
 
 A run costs what its mail costs: one query finds the players due an email
 (`due`: opted in, confirmed, not mailed lately, and a game waiting on them past
 the delay), so players with nothing waiting cost nothing however many opted in;
 then one locked transaction per email. Each email is written in its player's
-language and time zone (accounts.preferences), else the site's language
+language and time zone (accounts.models.Preferences), else the site's language
 (settings.LANGUAGE_CODE: no request asked for it) and UTC. Runs never overlap,
 on any number of workers and hosts: a run that finds another still going skips
-(tictactoe_site.job_locks).
+(tictactoe_site.jobs.job_locks).
 """
 
 from datetime import datetime, timedelta
 
 from allauth.account.models import EmailAddress
 from django.conf import settings
-from django.core import signing
 from django.core.mail import EmailMessage
 from django.db import transaction
 from django.db.models import Exists, F, OuterRef, Q
@@ -32,40 +33,21 @@ from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import timezone, translation
 
-from games.models import Game, turn_of
-from tictactoe_site.job_locks import running_alone
+from accounts.models import (
+    Preferences,
+    TurnEmailPreference,
+    language_named,
+    zone_named,
+)
+from accounts.services import unsubscribe_url
+from tictactoe_site.jobs import periodic
+from tictactoe_site.jobs.job_locks import running_alone
 
-from .models import Preferences, TurnEmailPreference
-from .preferences import language_named, zone_named
+from .models import Game
+from .presentation import display_name, open_side
+from .queries import turn_of
 
 RUN_EVERY = timedelta(minutes=1)
-# Signed for this one purpose: no other signed value of the site unsubscribes.
-UNSUBSCRIBE_SALT = "accounts.turn_emails.unsubscribe"
-
-
-def unsubscribe_url(user_id: int) -> str:
-    token = signing.dumps(user_id, salt=UNSUBSCRIBE_SALT)
-    return settings.SITE_URL + reverse("turn_email_unsubscribe", args=[token])
-
-
-def unsubscriber(token: str) -> int:
-    """The user id an unsubscribe token was made for; signing.BadSignature if
-    it was not made by `unsubscribe_url`."""
-    return signing.loads(token, salt=UNSUBSCRIBE_SALT)
-
-
-def set_turn_emails(*, user, enabled: bool) -> None:
-    TurnEmailPreference.objects.update_or_create(
-        user=user, defaults={"enabled": enabled}
-    )
-
-
-def unsubscribe(*, user_id: int) -> None:
-    TurnEmailPreference.objects.filter(user_id=user_id).update(enabled=False)
-
-
-def has_confirmed_address(user) -> bool:
-    return EmailAddress.objects.filter(user=user, verified=True).exists()
 
 
 def _after() -> timedelta:
@@ -91,7 +73,7 @@ def _unseen_since_it_began_waiting(seen_field: str):
 def due(now: datetime) -> Q:
     """SQL, over TurnEmailPreference: the player may be emailed at `now`. Opted
     in, active, a confirmed address, not emailed within `GAMES_TURN_EMAIL_EVERY`,
-    and a game (whose turn: games.models.turn_of, from games.rules) has waited on
+    and a game (whose turn: games.queries.turn_of, from games.rules) has waited on
     them more than `GAMES_TURN_EMAIL_AFTER` without them on the site since it
     began waiting (their last login and last page, accounts.middleware)."""
     waited = Game.objects.filter(
@@ -131,6 +113,10 @@ def _language_and_zone(user) -> tuple[str, str]:
     )
 
 
+def _name(player) -> str:
+    return display_name(player) if player is not None else open_side()
+
+
 @transaction.atomic
 def send_turn_email(*, user_id: int, now: datetime) -> bool:
     """Queue `user_id`'s email if it is due at `now`; True if it was. Asked
@@ -159,7 +145,12 @@ def send_turn_email(*, user_id: int, now: datetime) -> bool:
     context = {
         "user": user,
         "games": [
-            (game, settings.SITE_URL + game.get_absolute_url()) for game in games
+            {
+                "player_x_name": _name(game.player_x),
+                "player_o_name": _name(game.player_o),
+                "url": settings.SITE_URL + game.get_absolute_url(),
+            }
+            for game in games
         ],
         "unsubscribe_url": url,
         "account_url": settings.SITE_URL + reverse("account_change_password"),
@@ -191,6 +182,7 @@ def send_due_turn_emails(*, now: datetime | None = None) -> int:
 STILL_RUNNING = "skipped: another run is still going"
 
 
+@periodic.every(RUN_EVERY, "turn-emails")
 @task
 def send_turn_emails() -> str:
     with running_alone("turn-emails") as alone:
