@@ -1,6 +1,6 @@
 """Migrations on large tables follow one policy (docs/operations.md,
 "Migrations on large tables"): since the cut-off, an index on an existing table
-is built concurrently (games.migration_operations) in a migration with
+is built concurrently (tictactoe_site.lib.migration_operations) in a migration with
 `atomic = False`, a constraint on an existing table is not added in one locking
 step, and every migration runs under a `lock_timeout` on PostgreSQL
 (games/management/commands/migrate.py). The migrations before the cut-off ran
@@ -22,8 +22,11 @@ from django.tasks import TaskResultStatus
 from django.utils import timezone
 from django_tasks_db.models import DBTaskResult
 
-from games.migration_operations import AddIndexConcurrently, AddTableIndexConcurrently
-from tictactoe_site.heartbeat import beat
+from tictactoe_site.jobs.heartbeat import beat
+from tictactoe_site.lib.migration_operations import (
+    AddIndexConcurrently,
+    AddTableIndexConcurrently,
+)
 
 from .support.served import ROOT, fresh_database
 from .test_release import migrate_env
@@ -62,7 +65,8 @@ def violations(migration) -> list[str]:
         if type(operation) is AddIndex and operation.model_name_lower not in created:
             found.append(
                 f"{operation.describe()}: a plain CREATE INDEX locks the table's "
-                "writes; use games.migration_operations.AddIndexConcurrently"
+                "writes; use "
+                "tictactoe_site.lib.migration_operations.AddIndexConcurrently"
             )
         if (
             type(operation) is AddConstraint
@@ -123,7 +127,7 @@ def test_the_policy_check_finds_each_way_to_break_it():
     assert violations(a_migration(AddIndex("game", index), atomic=False)) == [
         "Create index game_probe on field(s) finished_at of model game: a plain "
         "CREATE INDEX locks the table's writes; use "
-        "games.migration_operations.AddIndexConcurrently"
+        "tictactoe_site.lib.migration_operations.AddIndexConcurrently"
     ]
     assert violations(a_migration(AddIndexConcurrently("game", index))) == [
         "Concurrently create index game_probe on game: needs atomic = False"

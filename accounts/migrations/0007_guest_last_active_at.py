@@ -6,7 +6,7 @@ before it count as active at the migration."""
 import django.utils.timezone
 from django.db import migrations, models
 
-from games.migration_operations import AddIndexConcurrently
+from tictactoe_site.lib.migration_operations import AddIndexConcurrently
 
 
 class Migration(migrations.Migration):

@@ -1,12 +1,12 @@
 """Indexes on django-tasks-db's task table for the queries the worker's
-heartbeat and the /workerz probe run on it (tictactoe_site.heartbeat): by task
+heartbeat and the /workerz probe run on it (tictactoe_site.jobs.heartbeat): by task
 and status, latest finish first (the last beat, the periodic jobs, pruning the
 beats), and by finish time (pruning every result a day old). Built
 concurrently on PostgreSQL (docs/operations.md, "Migrations on large tables")."""
 
 from django.db import migrations, models
 
-from games.migration_operations import AddTableIndexConcurrently
+from tictactoe_site.lib.migration_operations import AddTableIndexConcurrently
 
 TASKS = "django_tasks_database.DBTaskResult"
 
