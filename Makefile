@@ -69,12 +69,12 @@ $(NODE_STAMP): package.json package-lock.json
 	  'DJANGO_DEBUG=1' > $@
 	@echo "Wrote .env (DJANGO_DEBUG=1): manage.py commands here run in development mode."
 
-# One server process (uvicorn, see tictactoe_site/serve.py) serves the pages and
+# One server process (uvicorn, see tictactoe_site/server/serve.py) serves the pages and
 # the live-update streams, with the task worker (email) beside it; in development
 # the server restarts itself when the code changes.
 run: install .env ## install, set this checkout up for development (.env), migrate SQLite, serve at http://127.0.0.1:8000 (HOST, PORT)
 	$(PY) manage.py migrate --noinput
-	WEB_RELOAD=$${WEB_RELOAD:-1} HOST=$(HOST) PORT=$(PORT) $(PY) -m tictactoe_site.serve
+	WEB_RELOAD=$${WEB_RELOAD:-1} HOST=$(HOST) PORT=$(PORT) $(PY) -m tictactoe_site.server.serve
 
 # Production: needs DJANGO_SECRET_KEY or DJANGO_SECRET_KEY_FILE (docs/deploying.md).
 # $(call needs_key,WHAT THE TARGET DOES) stops the target with the fix when neither
@@ -93,12 +93,12 @@ release: $(RUNTIME_STAMP) ## production release (debug off; needs DJANGO_SECRET_
 	$(PY) manage.py collectstatic --noinput --verbosity 0
 
 # WEB_CONCURRENCY processes (default 2), each serving pages and streams, and the
-# task worker (tictactoe_site/serve.py).
+# task worker (tictactoe_site/server/serve.py).
 serve: export DJANGO_DEBUG := 0
 serve: ## production server (debug off; needs DJANGO_SECRET_KEY): make release, then serve
 	@$(call needs_key,runs the production server)
 	@$(MAKE) --no-print-directory release
-	HOST=$(HOST) PORT=$(PORT) exec $(PY) -m tictactoe_site.serve 2>&1
+	HOST=$(HOST) PORT=$(PORT) exec $(PY) -m tictactoe_site.server.serve 2>&1
 
 # A consistent copy of the database, taken while the site runs (PostgreSQL:
 # pg_dump's custom format; SQLite: its online backup), into BACKUP_DIR, which only

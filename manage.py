@@ -2,7 +2,7 @@
 import os
 import sys
 
-from tictactoe_site.env import reports_configuration_errors
+from tictactoe_site.lib.env import reports_configuration_errors
 
 
 @reports_configuration_errors

@@ -17,7 +17,7 @@ from django.core.exceptions import PermissionDenied
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
-from tictactoe_site import mail
+from tictactoe_site.jobs import mail
 
 from . import account_mail, usernames
 from .client import client_ip
@@ -119,7 +119,7 @@ class AccountAdapter(DefaultAccountAdapter):
         header reaches a mail; through Django's mail API. A mail server that
         fails is logged, and the page is the same as when it works (no one
         learns from an error which mails go out). The queue takes the
-        references unbuilt (tictactoe_site.mail.send_references), so a request
+        references unbuilt (tictactoe_site.jobs.mail.send_references), so a request
         costs the same whichever mail it sends."""
         references = account_mail.references(template_prefix, email, context)
         try:

@@ -2,7 +2,7 @@
 log line of each.
 
 Receivers get keyword arguments; `game` is the committed Game row. They are
-for whoever listens (the log lines below, tictactoe_site.metrics); live updates
+for whoever listens (the log lines below, tictactoe_site.ops.metrics); live updates
 do not go through them (the services call games.live.publish_on_commit).
 What games does on other apps' signals is in games.receivers.
 """
@@ -25,7 +25,7 @@ game_ended = Signal()
 
 def _player_id(user) -> str:
     """A player as a line names them: by id, never by username, as every line
-    that may reach a log shipper or an error report (tictactoe_site.sentry)."""
+    that may reach a log shipper or an error report (tictactoe_site.ops.sentry)."""
     return str(user.pk) if user is not None else "-"
 
 

@@ -308,7 +308,7 @@ def lobby_live(request):
 @login_required
 def stream_placeholder(request, game_id: int | None = None):
     """The `…/events/` addresses, for `{% url %}`: the streams themselves are
-    games.live.streams, which tictactoe_site.asgi serves before Django. A plain
+    games.live.streams, which tictactoe_site.server.asgi serves before Django. A plain
     WSGI server lands here: 204 tells the browser's EventSource not to retry,
     and the pages keep working without live updates."""
     return HttpResponse(status=204)

@@ -80,8 +80,8 @@ def run_tasks(transactional_db):
 
 @pytest.fixture
 def worker_beating(run_tasks):
-    """A task worker that has just beaten (tictactoe_site.heartbeat)."""
-    from tictactoe_site.heartbeat import start_beating
+    """A task worker that has just beaten (tictactoe_site.jobs.heartbeat)."""
+    from tictactoe_site.jobs.heartbeat import start_beating
 
     start_beating()
     run_tasks()

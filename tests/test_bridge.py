@@ -1,4 +1,4 @@
-"""tictactoe_site.bridge: Django's WSGI application behind the ASGI server."""
+"""tictactoe_site.server.bridge: Django's WSGI application behind the ASGI server."""
 
 import asyncio
 import json
@@ -11,9 +11,9 @@ from django.core.cache import caches
 from django.core.wsgi import get_wsgi_application
 from django.urls import reverse
 
-from tictactoe_site import cpus
-from tictactoe_site.bridge import REQUEST_TOO_LARGE, WsgiBridge, build_environ
 from tictactoe_site.lib.deferred import DEFER
+from tictactoe_site.server import cpus
+from tictactoe_site.server.bridge import REQUEST_TOO_LARGE, WsgiBridge, build_environ
 
 
 def scope(path="/games/1/", **extra) -> dict:
@@ -225,7 +225,7 @@ def cpus_it_ran_on(environ, start_response):
 def test_in_a_pinned_process_page_threads_keep_its_cpu_and_account_threads_get_all(
     tmp_path,
 ):
-    """tictactoe_site.cpus: password hashing runs without the interpreter lock,
+    """tictactoe_site.server.cpus: password hashing runs without the interpreter lock,
     so the account threads may use every CPU."""
     allowed = sorted(os.sched_getaffinity(0))
     result = {}
@@ -359,7 +359,7 @@ def test_a_slow_page_does_not_hold_up_the_loop():
     ],
 )
 def test_every_page_that_checks_a_password_runs_in_the_account_threads(name, kwargs):
-    from tictactoe_site.asgi import ACCOUNT_PATHS
+    from tictactoe_site.server.asgi import ACCOUNT_PATHS
 
     assert reverse(name, kwargs=kwargs).startswith(ACCOUNT_PATHS)
 

@@ -1,4 +1,4 @@
-"""tictactoe_site.cpus: each server process on a CPU of its own."""
+"""tictactoe_site.server.cpus: each server process on a CPU of its own."""
 
 import os
 import subprocess
@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from tictactoe_site import cpus
+from tictactoe_site.server import cpus
 
 from .support.served import ROOT
 
@@ -20,7 +20,7 @@ pytestmark = pytest.mark.skipif(
 SERVER_PROCESS = """
 import sys
 from pathlib import Path
-from tictactoe_site import cpus
+from tictactoe_site.server import cpus
 print(cpus.pin_to_own_cpu(Path(sys.argv[1])), flush=True)
 sys.stdin.read()
 """

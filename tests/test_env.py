@@ -1,4 +1,4 @@
-"""tictactoe_site.env: configuration variables are read strictly. A value the site
+"""tictactoe_site.lib.env: configuration variables are read strictly. A value the site
 does not understand stops the start with one line naming the variable and what
 it takes; it never quietly means the default."""
 
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tictactoe_site.env import (
+from tictactoe_site.lib.env import (
     ConfigurationError,
     env_bool,
     env_choice,
@@ -510,7 +510,7 @@ def assert_refused(result, message: str) -> None:
 @pytest.mark.processes
 def test_the_server_refuses_a_bad_value_of_its_variables(name):
     bad = BAD[DOCUMENTED[name]]
-    result = start("tictactoe_site.serve", **{name: bad})
+    result = start("tictactoe_site.server.serve", **{name: bad})
     message = {"on/off": ON_OFF, "number": "must be a whole number, not {value!r}."}
     assert_refused(result, f"{name} " + message[DOCUMENTED[name]].format(value=bad))
 
@@ -529,7 +529,7 @@ def test_the_server_refuses_a_bad_value_of_its_variables(name):
 )
 @pytest.mark.processes
 def test_the_server_refuses_values_out_of_range(name, value, message):
-    result = start("tictactoe_site.serve", **{name: value})
+    result = start("tictactoe_site.server.serve", **{name: value})
     assert_refused(result, message.format(value=value))
 
 
@@ -542,7 +542,9 @@ def test_the_server_refuses_values_out_of_range(name, value, message):
 )
 @pytest.mark.processes
 def test_the_worker_refuses_a_bad_poll_interval(value, message):
-    assert_refused(start("tictactoe_site.worker", TASK_POLL_SECONDS=value), message)
+    assert_refused(
+        start("tictactoe_site.jobs.worker", TASK_POLL_SECONDS=value), message
+    )
 
 
 def make_serve(tmp_path: Path, **env: str) -> tuple[int, str]:

@@ -44,7 +44,7 @@ def stream_cookies(world):
 async def _stream_answer(scope: dict, body: bytes) -> list[dict]:
     """What the application sends until its first body part; then the client
     hangs up. Fails if the application raises or does not answer in time."""
-    from tictactoe_site.asgi import application
+    from tictactoe_site.server.asgi import application
 
     sent: list[dict] = []
     answered = asyncio.Event()

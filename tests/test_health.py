@@ -1,4 +1,4 @@
-"""The health probes (tictactoe_site.health): /livez says the process serves,
+"""The health probes (tictactoe_site.ops.health): /livez says the process serves,
 /readyz (and /healthz, the same) that it can serve pages now (its database
 answers, its live listener is connected), /workerz that the task worker beats.
 Whatever the Host header, over plain HTTP, never with a session, a cookie or a
@@ -19,8 +19,9 @@ from django.utils import timezone
 from django_tasks_db.models import DBTaskResult
 
 from games.live.hub import hub
-from tictactoe_site import health, probes
-from tictactoe_site.heartbeat import beat as heartbeat_task
+from tictactoe_site.jobs.heartbeat import beat as heartbeat_task
+from tictactoe_site.ops import health
+from tictactoe_site.ops import health as probes
 
 from .support.asgi import Stream
 from .support.served import ROOT, free_port, serving
@@ -298,7 +299,7 @@ def test_an_unready_probe_logs_one_warning_and_no_error(
     logged = [
         (r.name, r.levelname) for r in caplog.records if r.levelno >= logging.WARNING
     ]
-    assert logged == [("tictactoe_site.health", "WARNING")]
+    assert logged == [("tictactoe_site.ops.health", "WARNING")]
 
 
 def test_the_request_log_leaves_out_exactly_the_probes():

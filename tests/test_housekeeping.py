@@ -1,4 +1,4 @@
-"""The task worker's housekeeping (tictactoe_site.housekeeping), run by its
+"""The task worker's housekeeping (tictactoe_site.jobs.housekeeping), run by its
 heartbeat: expired sessions (with their cached copies), finished tasks older
 than a day and expired rate-limit counts disappear after one run; live ones
 stay. A backlog goes a batch at a time."""
@@ -16,9 +16,9 @@ from django_tasks_db.models import DBTaskResult
 
 from accounts.models import Guest, RateLimitCount
 from games import services
-from tictactoe_site import housekeeping
-from tictactoe_site.heartbeat import start_beating
-from tictactoe_site.mail import deliver
+from tictactoe_site.jobs import housekeeping
+from tictactoe_site.jobs.heartbeat import start_beating
+from tictactoe_site.jobs.mail import deliver
 
 from .conftest import PASSWORD
 

@@ -14,9 +14,9 @@ ROOT = Path(__file__).resolve().parent.parent
 APPS = ("games", "accounts")
 # The server: what runs the apps, never what they import (tictactoe_site.lib).
 SERVER = {
-    "tictactoe_site.asgi",
-    "tictactoe_site.bridge",
-    "tictactoe_site.serve",
+    "tictactoe_site.server.asgi",
+    "tictactoe_site.server.bridge",
+    "tictactoe_site.server.serve",
     "tictactoe_site.wsgi",
 }
 
@@ -81,10 +81,10 @@ def test_no_app_and_no_helper_imports_the_server():
 
 def test_the_import_check_sees_a_from_import_of_the_server(tmp_path):
     source = tmp_path / "sample.py"
-    source.write_text("from tictactoe_site.bridge import DEFER\nimport os\n")
-    assert imported_modules(source) & SERVER == {"tictactoe_site.bridge"}
-    source.write_text("from tictactoe_site import bridge\n")
-    assert imported_modules(source) & SERVER == {"tictactoe_site.bridge"}
+    source.write_text("from tictactoe_site.server.bridge import DEFER\nimport os\n")
+    assert imported_modules(source) & SERVER == {"tictactoe_site.server.bridge"}
+    source.write_text("from tictactoe_site.server import bridge\n")
+    assert imported_modules(source) & SERVER == {"tictactoe_site.server.bridge"}
 
 
 def test_defer_runs_the_work_at_once_without_the_server():

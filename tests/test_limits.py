@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tictactoe_site.limits import OVERHEAD, open_files_warning
+from tictactoe_site.server.limits import OVERHEAD, open_files_warning
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -50,7 +50,8 @@ def _in_a_process_with_soft_limit(soft: int, code: str) -> str:
 def test_the_soft_limit_is_raised_to_the_hard_one():
     _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     code = (
-        "import resource; from tictactoe_site.limits import raise_open_files_limit;"
+        "import resource;"
+        "from tictactoe_site.server.limits import raise_open_files_limit;"
         "print(raise_open_files_limit(), *resource.getrlimit(resource.RLIMIT_NOFILE))"
     )
     assert _in_a_process_with_soft_limit(256, code) == f"{hard} {hard} {hard}"
@@ -69,7 +70,7 @@ def test_the_server_warns_at_start_up_when_the_hard_limit_is_too_low(tmp_path):
         "WEB_MAX_CONNECTIONS": "5000",
     }
     server = subprocess.Popen(
-        [sys.executable, "-m", "tictactoe_site.serve"],
+        [sys.executable, "-m", "tictactoe_site.server.serve"],
         cwd=ROOT,
         env=env,
         preexec_fn=lower,

@@ -2,7 +2,7 @@
 and the lobbies it concerns, a reconnect gets exactly what it missed, each stream
 asks for its own reconnect delay and hears the hub's pings.
 
-The streams are driven through the ASGI application itself (tictactoe_site.asgi,
+The streams are driven through the ASGI application itself (tictactoe_site.server.asgi,
 tests/support/asgi.py), as a server would; waits are bounded (asyncio.wait_for).
 What a stream refuses: test_live_refusals.py; streams across real server
 processes: test_live_hosts.py; streams that end with their session:

@@ -1,4 +1,4 @@
-"""No invitation's secret in any log line (tictactoe_site.logs.NoSecrets, on
+"""No invitation's secret in any log line (tictactoe_site.ops.logs.NoSecrets, on
 every handler): the refusals an open invitation answers, every record of every
 logger at its lowest level through the configured console handler, in both
 formats; and uvicorn's access log of a served app, which writes paths."""

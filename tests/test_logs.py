@@ -1,5 +1,5 @@
-"""Structured logs (DJANGO_LOG_FORMAT=json, tictactoe_site.logs) and request ids
-(tictactoe_site.request_ids): one JSON object per line, each naming its request,
+"""Structured logs (DJANGO_LOG_FORMAT=json, tictactoe_site.ops.logs) and request ids
+(tictactoe_site.ops.request_ids): one JSON object per line, each naming its request,
 user and route; the id from a trusted proxy's X-Request-ID or made fresh,
 echoed in the response and carried by a queued email to the worker's lines.
 Checked by parsing the lines, in-process and from a served app's output."""
@@ -17,9 +17,9 @@ from django.core import mail
 from django_tasks_db.models import DBTaskResult
 
 from games import services
-from tictactoe_site.env import ConfigurationError
-from tictactoe_site.logs import JsonLines, RequestContext, bound
-from tictactoe_site.mail import ATTEMPTS, deliver
+from tictactoe_site.jobs.mail import ATTEMPTS, deliver
+from tictactoe_site.lib.env import ConfigurationError
+from tictactoe_site.ops.logs import JsonLines, RequestContext, bound
 
 from .support import fleet, hosts
 from .support.account_client import confirmed
@@ -139,7 +139,7 @@ def test_the_settings_take_text_or_json_and_refuse_anything_else(monkeypatch):
     assert text["LOGGING"]["loggers"]["tictactoe_site.access"] == {"level": "WARNING"}
     json_mode = load_settings(monkeypatch, DJANGO_LOG_FORMAT="json")
     assert json_mode["LOGGING"]["formatters"]["plain"] == {
-        "()": "tictactoe_site.logs.JsonLines"
+        "()": "tictactoe_site.ops.logs.JsonLines"
     }
     assert json_mode["LOGGING"]["loggers"]["tictactoe_site.access"] == {"level": "INFO"}
     with pytest.raises(ConfigurationError) as refused:
@@ -152,7 +152,7 @@ def test_the_settings_take_text_or_json_and_refuse_anything_else(monkeypatch):
 @pytest.mark.processes
 def test_the_server_refuses_an_unknown_format():
     assert_refused(
-        start("tictactoe_site.serve", DJANGO_LOG_FORMAT="xml"),
+        start("tictactoe_site.server.serve", DJANGO_LOG_FORMAT="xml"),
         "DJANGO_LOG_FORMAT must be one of text, json, not 'xml'.",
     )
 
@@ -362,7 +362,9 @@ def test_a_queued_email_carries_its_request_id_to_the_workers_lines(
 
     # The worker, outside any request, at the last try.
     assert deliver.call(message, ATTEMPTS) == "given up"
-    (line,) = [line for line in json_lines() if line["logger"] == "tictactoe_site.mail"]
+    (line,) = [
+        line for line in json_lines() if line["logger"] == "tictactoe_site.jobs.mail"
+    ]
     assert line["level"] == "ERROR"
     assert line["request_id"] == request_id
     assert line["message"] == (
@@ -439,7 +441,7 @@ def test_the_served_app_writes_only_json_lines(backend, tmp_path):
         stream.close()
     text = log_path.read_text()
     lines = [json.loads(line) for line in text.splitlines()]  # every one is JSON
-    assert {"uvicorn.error", "tictactoe_site.heartbeat"} <= {
+    assert {"uvicorn.error", "tictactoe_site.jobs.heartbeat"} <= {
         line["logger"] for line in lines
     }, text
     by_id = {line["request_id"]: line for line in access_lines(lines)}

@@ -1,4 +1,4 @@
-"""tictactoe_site.mail: email is queued for the task worker, sent by it through
+"""tictactoe_site.jobs.mail: email is queued for the task worker, sent by it through
 the relay, tried again with a growing delay, given up with one logged line."""
 
 import smtplib
@@ -11,7 +11,7 @@ from django.core.mail.backends.locmem import EmailBackend as LocmemBackend
 from django.utils import timezone
 from django_tasks_db.models import DBTaskResult
 
-from tictactoe_site.mail import deliver
+from tictactoe_site.jobs.mail import deliver
 
 
 class RefusingRelay(LocmemBackend):
@@ -22,7 +22,7 @@ class RefusingRelay(LocmemBackend):
 
 
 QUEUED = {
-    "default": {"BACKEND": "tictactoe_site.mail.QueuedEmailBackend"},
+    "default": {"BACKEND": "tictactoe_site.jobs.mail.QueuedEmailBackend"},
     "relay": {"BACKEND": "django.core.mail.backends.locmem.EmailBackend"},
 }
 REFUSING = QUEUED | {"relay": {"BACKEND": "tests.test_mail_queue.RefusingRelay"}}
@@ -30,7 +30,7 @@ NOW = timezone.now().replace(microsecond=0)
 
 
 def queued_message(**fields) -> dict:
-    """A message as the queue stores it (tictactoe_site.mail.to_json)."""
+    """A message as the queue stores it (tictactoe_site.jobs.mail.to_json)."""
     return {
         "subject": "S",
         "body": "B",
@@ -167,7 +167,7 @@ class RejectingRelay(LocmemBackend):
 
 @pytest.mark.django_db
 def test_the_line_of_an_email_given_up_names_no_address(settings, caplog):
-    """It becomes an error report (tictactoe_site.sentry): how many, never
+    """It becomes an error report (tictactoe_site.ops.sentry): how many, never
     an address, not even one the relay's answer quotes."""
     settings.MAILERS = QUEUED | {
         "relay": {"BACKEND": "tests.test_mail_queue.RejectingRelay"}

@@ -18,7 +18,7 @@ from .conftest import PASSWORD
 from .support.account_client import NEW_PASSWORD, confirmed, mailed_link
 
 QUEUED = {
-    "default": {"BACKEND": "tictactoe_site.mail.QueuedEmailBackend"},
+    "default": {"BACKEND": "tictactoe_site.jobs.mail.QueuedEmailBackend"},
     "relay": {"BACKEND": "django.core.mail.backends.locmem.EmailBackend"},
 }
 # What a link with a secret looks like, whatever its host.
@@ -210,7 +210,7 @@ def test_a_mail_with_a_code_or_an_object_is_refused_before_it_is_queued(db):
 
 def test_only_known_builders_are_run(db):
     """The task table names which code builds a mail only among BUILDERS."""
-    from tictactoe_site.mail import deliver
+    from tictactoe_site.jobs.mail import deliver
 
     with pytest.raises(KeyError):
         deliver.call({"build": "os.system", "to": "a@example.com"})

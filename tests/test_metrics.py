@@ -1,4 +1,4 @@
-"""tictactoe_site.metrics: /metrics answers the operator only (loopback without a
+"""tictactoe_site.ops.metrics: /metrics answers the operator only (loopback without a
 proxy, or the bearer token) and 404s like an unknown address for anyone else;
 what happens on the site moves the counts; the real server adds up every
 process's counts, the task worker's mail included.
@@ -23,9 +23,9 @@ from django.utils import timezone
 from prometheus_client.parser import text_string_to_metric_families
 
 from games import services
-from tictactoe_site import metrics, metrics_dir
-from tictactoe_site.env import ConfigurationError
-from tictactoe_site.mail import ATTEMPTS, deliver
+from tictactoe_site.jobs.mail import ATTEMPTS, deliver
+from tictactoe_site.lib.env import ConfigurationError
+from tictactoe_site.ops import metrics, metrics_dir
 
 from .support.asgi import Stream, in_thread, move, run, sessionid
 from .support.bodies import comparable
@@ -33,7 +33,7 @@ from .support.served import serving
 from .support.smtp_sink import SmtpSink
 from .test_mail_queue import QUEUED, REFUSING, queued_message
 
-MIDDLEWARE = "tictactoe_site.metrics.measure_requests"
+MIDDLEWARE = "tictactoe_site.ops.metrics.measure_requests"
 OUTSIDER = "203.0.113.7"  # a documentation address: not this machine
 TOKEN = "scrape-token-for-tests-0123456789"
 ROOT = Path(__file__).resolve().parent.parent
@@ -198,7 +198,7 @@ def test_the_middleware_is_on_by_default_and_off_with_the_switch():
         return result.stdout.split()
 
     on = middleware()
-    assert on[:2] == ["tictactoe_site.health.answer_probes", MIDDLEWARE]
+    assert on[:2] == ["tictactoe_site.ops.health.answer_probes", MIDDLEWARE]
     assert MIDDLEWARE not in middleware(METRICS_ENABLED="0")
 
 
@@ -534,7 +534,7 @@ def test_the_server_adds_up_every_process_and_the_worker(tmp_path):
         queued = app.manage(
             "shell",
             "-c",
-            "from tictactoe_site.mail import deliver; "
+            "from tictactoe_site.jobs.mail import deliver; "
             "from tests.test_mail_queue import queued_message; "
             "deliver.enqueue(queued_message(subject='counted'))",
         )

@@ -28,7 +28,7 @@ SECRET = re.compile(
 INCORRECT = "Incorrect code."
 PAUSED = "Too many failed logins for this account or from your network"
 QUEUED = {
-    "default": {"BACKEND": "tictactoe_site.mail.QueuedEmailBackend"},
+    "default": {"BACKEND": "tictactoe_site.jobs.mail.QueuedEmailBackend"},
     "relay": {"BACKEND": "django.core.mail.backends.locmem.EmailBackend"},
 }
 

@@ -1,4 +1,4 @@
-"""tictactoe_site.preflight: the server refuses debug mode on a public address;
+"""tictactoe_site.ops.preflight: the server refuses debug mode on a public address;
 the task worker warns when email would cross the network in clear text."""
 
 import os
@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from tictactoe_site.preflight import clear_text_mail_warning, debug_refusal
+from tictactoe_site.ops.preflight import clear_text_mail_warning, debug_refusal
 
 from .support.served import NO_DOT_ENV, ROOT, free_port
 
@@ -56,7 +56,7 @@ def test_the_server_stops_before_listening_with_debug_on_a_public_address():
         "TASK_WORKERS": "0",
     }
     result = subprocess.run(
-        [sys.executable, "-m", "tictactoe_site.serve"],
+        [sys.executable, "-m", "tictactoe_site.server.serve"],
         cwd=ROOT,
         env=env,
         capture_output=True,
@@ -69,7 +69,7 @@ def test_the_server_stops_before_listening_with_debug_on_a_public_address():
 
 def smtp(**options) -> dict:
     return {
-        "default": {"BACKEND": "tictactoe_site.mail.QueuedEmailBackend"},
+        "default": {"BACKEND": "tictactoe_site.jobs.mail.QueuedEmailBackend"},
         "relay": {
             "BACKEND": "django.core.mail.backends.smtp.EmailBackend",
             "OPTIONS": options,

@@ -94,7 +94,7 @@ def summary(outcomes, seconds: float) -> str:
 
 
 # What serve.config() makes of WEB_ACCESS_LOG, printed by a fresh interpreter.
-SHOW_ACCESS_LOG = "from tictactoe_site import serve; print(serve.config().access_log)"
+SHOW_ACCESS_LOG = "from tictactoe_site.server import serve; print(serve.config().access_log)"
 
 
 def assert_clean_log(server) -> None:
@@ -220,7 +220,7 @@ def latest_start(log: str) -> str:
 
 @pytest.mark.skipif(sys.platform != "linux", reason="CPU affinity is Linux's")
 def test_each_server_process_runs_on_a_cpu_of_its_own(server):
-    """tictactoe_site.cpus: the 3 processes take slots 0-2, and slot n runs on
+    """tictactoe_site.server.cpus: the 3 processes take slots 0-2, and slot n runs on
     the n-th CPU the server may use, round robin."""
     allowed = sorted(os.sched_getaffinity(0))
     # /readyz answered once one process was up; each pins itself before it

@@ -1,5 +1,5 @@
 """The pages a player reads, against the app as `make serve` runs it: with
-SQLite they run on the event loop (WEB_READS_ON_LOOP, tictactoe_site.asgi), and
+SQLite they run on the event loop (WEB_READS_ON_LOOP, tictactoe_site.server.asgi), and
 the one write a read makes, the player's "last seen", follows the response in a
 page thread (tictactoe_site.lib.deferred). With PostgreSQL the same pages run in
 the page threads; the test holds for both."""

@@ -1,5 +1,5 @@
 """A page that only reads writes nothing in the ordinary course: with
-WEB_READS_ON_LOOP such pages run on the event loop (tictactoe_site.asgi), where
+WEB_READS_ON_LOOP such pages run on the event loop (tictactoe_site.server.asgi), where
 a write could wait for SQLite's write lock with every live stream held up. The
 pages are asked for as the bridge serves them (environ[DEFER] present), after a
 real login, so with the login's message still to show and the player due to be

@@ -285,7 +285,7 @@ def test_a_release_installs_the_runtime_dependencies_only_then_migrates(checkout
     assert make(checkout, "serve", **key) == [
         ["manage.py", "migrate", "--noinput"],
         ["manage.py", "collectstatic", "--noinput", "--verbosity", "0"],
-        ["-m", "tictactoe_site.serve"],
+        ["-m", "tictactoe_site.server.serve"],
     ]
     # Development targets install everything, test tools included.
     assert make(checkout, "install") == [

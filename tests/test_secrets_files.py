@@ -6,7 +6,7 @@ import pytest
 from django.core import mail
 from django.test import Client
 
-from tictactoe_site.env import ConfigurationError, env_secret, env_secret_list
+from tictactoe_site.lib.env import ConfigurationError, env_secret, env_secret_list
 
 from .support.account_client import confirmed, logged_in_as, login, mailed_link
 from .test_accounts_passwords import LINK_INVALID, ask_for_reset

@@ -1,4 +1,4 @@
-"""Error reports (SENTRY_DSN, tictactoe_site.sentry), against a local HTTP server
+"""Error reports (SENTRY_DSN, tictactoe_site.ops.sentry), against a local HTTP server
 standing in for Sentry's ingest: a page's 500, a stream's failure and a failed
 task arrive with the request id, route and user id and nothing else about the
 person; a refused move (4xx) does not arrive; without SENTRY_DSN, sentry_sdk is
@@ -17,8 +17,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 from django.db import OperationalError
 
-from tictactoe_site import sentry
-from tictactoe_site.env import ConfigurationError
+from tictactoe_site.lib.env import ConfigurationError
+from tictactoe_site.ops import sentry
 
 from .support import hosts
 from .support.served import ROOT
@@ -111,9 +111,10 @@ def exception_of(event: dict) -> tuple[str, str]:
 
 LOADS_THE_SERVER_AND_THE_WORKER = """
 import sys
-import tictactoe_site.asgi
+import tictactoe_site.server.asgi
 from django.test import Client
-from tictactoe_site import sentry, heartbeat
+from tictactoe_site.ops import sentry
+from tictactoe_site.jobs import heartbeat
 sentry.start()
 Client().get("/accounts/login/")
 print("sentry_sdk" in sys.modules)
@@ -190,7 +191,7 @@ def test_a_report_holds_no_invitations_secret():
 # -- pages, streams and the worker ---------------------------------------------------
 
 FAILED_TASK = """
-from tictactoe_site.mail import deliver
+from tictactoe_site.jobs.mail import deliver
 deliver.enqueue("not a message")
 """
 
@@ -243,7 +244,7 @@ def test_a_500_and_a_failed_task_arrive_and_a_refusal_does_not(backend, ingest):
             "AttributeError",
             "'str' object has no attribute 'get'",
         )
-        assert event["tags"]["task"] == "tictactoe_site.mail.deliver"
+        assert event["tags"]["task"] == "tictactoe_site.jobs.mail.deliver"
     assert ingest.events.empty()
 
 
@@ -283,7 +284,8 @@ import django
 
 django.setup()
 import sentry_sdk
-from tictactoe_site import request_ids, sentry
+from tictactoe_site.ops import request_ids
+from tictactoe_site.ops import sentry
 
 sentry.start()
 
@@ -330,8 +332,8 @@ import django
 django.setup()
 import sentry_sdk
 from django.test import override_settings
-from tictactoe_site import sentry
-from tictactoe_site.mail import ATTEMPTS, deliver
+from tictactoe_site.ops import sentry
+from tictactoe_site.jobs.mail import ATTEMPTS, deliver
 from tests.test_mail_queue import REFUSING, queued_message
 
 sentry.start()
@@ -351,7 +353,7 @@ def test_an_email_given_up_arrives_with_the_request_that_queued_it(ingest, tmp_p
     assert (result.returncode, result.stdout) == (0, "given up\n"), result.stderr
     event = ingest.next_event()
     assert event["logentry"]["message"].startswith("Email %r to %s not sent after")
-    assert event["logger"] == "tictactoe_site.mail"
+    assert event["logger"] == "tictactoe_site.jobs.mail"
     assert event["tags"]["request_id"] == "mail-7"
     assert ingest.events.empty()
 
@@ -365,8 +367,8 @@ import sentry_sdk
 from django.contrib.auth import get_user_model
 from django.test import override_settings
 from games import services
-from tictactoe_site import sentry
-from tictactoe_site.mail import ATTEMPTS, deliver
+from tictactoe_site.ops import sentry
+from tictactoe_site.jobs.mail import ATTEMPTS, deliver
 from tests.test_mail_queue import REFUSING, queued_message
 
 sentry.start()
@@ -393,7 +395,7 @@ def test_a_report_names_no_player_and_no_address(backend, ingest):
     result = python(PEOPLE_AND_A_FAILED_MAIL, SENTRY_DSN=ingest.dsn, **backend)
     assert (result.returncode, result.stdout) == (0, "given up\n"), result.stderr
     mail, failure = ingest.next_event(), ingest.next_event()
-    assert (mail["logger"], failure["logger"]) == ("tictactoe_site.mail", "games")
+    assert (mail["logger"], failure["logger"]) == ("tictactoe_site.jobs.mail", "games")
     assert mail["logentry"]["message"].startswith("Email %r to %s not sent after")
     assert failure["logentry"]["formatted"] == "failed at /invitations/7/\u2026/"
     breadcrumbs = [

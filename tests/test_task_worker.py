@@ -1,4 +1,4 @@
-"""The task worker as production runs it (`python -m tictactoe_site.worker`,
+"""The task worker as production runs it (`python -m tictactoe_site.jobs.worker`,
 started and kept alive by `make serve`), sending email to a real SMTP relay on
 loopback (tests/support/smtp_sink.py), on the pass's database engine.
 
@@ -26,8 +26,8 @@ from pathlib import Path
 
 import pytest
 
-from tictactoe_site import heartbeat
-from tictactoe_site.heartbeat import requeue_abandoned
+from tictactoe_site.jobs import heartbeat
+from tictactoe_site.jobs.heartbeat import requeue_abandoned
 
 from .support import served
 from .support.served import NO_DOT_ENV, PRODUCTION_ENV, ROOT, fresh_database, serving
@@ -42,7 +42,7 @@ SEND_FIVE = (
 )
 STATUSES = (
     "from django_tasks_db.models import DBTaskResult\n"
-    "from tictactoe_site.mail import deliver\n"
+    "from tictactoe_site.jobs.mail import deliver\n"
     "rows = DBTaskResult.objects.filter(task_path=deliver.module_path)\n"
     "print(sorted(rows.values_list('status', flat=True)))\n"
 )
@@ -50,7 +50,7 @@ STATUSES = (
 DELIVERIES = (
     "import json\n"
     "from django_tasks_db.models import DBTaskResult\n"
-    "from tictactoe_site.mail import deliver\n"
+    "from tictactoe_site.jobs.mail import deliver\n"
     "rows = DBTaskResult.objects.filter(task_path=deliver.module_path)\n"
     "print(json.dumps({row.args_kwargs['args'][0]['subject']:\n"
     "    [row.status, row.worker_ids] for row in rows}))\n"
@@ -85,7 +85,7 @@ def manage(env: dict[str, str], *args: str) -> str:
 def start_worker(env: dict[str, str], log: Path | None = None) -> subprocess.Popen:
     """The worker, its stderr piped, or appended to `log`."""
     return subprocess.Popen(
-        [sys.executable, "-m", "tictactoe_site.worker"],
+        [sys.executable, "-m", "tictactoe_site.jobs.worker"],
         cwd=ROOT,
         env=env,
         stdout=subprocess.DEVNULL,
@@ -150,7 +150,7 @@ def test_kill_9_of_the_worker_mid_queue_loses_no_email(tmp_path):
 
 def smtp_relay(**options) -> dict:
     return {
-        "default": {"BACKEND": "tictactoe_site.mail.QueuedEmailBackend"},
+        "default": {"BACKEND": "tictactoe_site.jobs.mail.QueuedEmailBackend"},
         "relay": {
             "BACKEND": "django.core.mail.backends.smtp.EmailBackend",
             "OPTIONS": options,
@@ -183,12 +183,12 @@ def test_a_starting_worker_logs_the_clear_text_warning(
         for record in caplog.records
     ]
     starting = (
-        "tictactoe_site.heartbeat",
+        "tictactoe_site.jobs.heartbeat",
         "INFO",
         "Task worker worker-under-test starting.",
     )
     clear_text = (
-        "tictactoe_site.heartbeat",
+        "tictactoe_site.jobs.heartbeat",
         "WARNING",
         "Email goes to smtp.example.com without TLS: password-reset links cross the "
         "network in clear text. Set DJANGO_EMAIL_USE_TLS=1 (docs/settings.md).",
@@ -203,7 +203,7 @@ def test_only_what_this_worker_or_a_long_dead_one_left_running_is_requeued():
     from django.utils import timezone
     from django_tasks_db.models import DBTaskResult
 
-    from tictactoe_site.mail import deliver
+    from tictactoe_site.jobs.mail import deliver
 
     def running(worker: str, minutes_ago: int):
         result = deliver.enqueue({"subject": worker})
@@ -240,7 +240,7 @@ def task_worker_pid(app) -> int:
     (worker,) = [
         pid
         for pid in children(app.server_pid())
-        if b"tictactoe_site.worker" in Path(f"/proc/{pid}/cmdline").read_bytes()
+        if b"tictactoe_site.jobs.worker" in Path(f"/proc/{pid}/cmdline").read_bytes()
     ]
     return worker
 
@@ -326,7 +326,9 @@ def test_a_worker_whose_server_was_killed_stops(tmp_path):
         wait_for(lambda: not running(worker), "the orphaned worker to stop")
 
 
-STARTING = re.compile(r"INFO tictactoe_site\.heartbeat Task worker (\S+) starting\.")
+STARTING = re.compile(
+    r"INFO tictactoe_site\.jobs\.heartbeat Task worker (\S+) starting\."
+)
 
 
 def logged_ids(log: Path) -> list[str]:
@@ -485,7 +487,7 @@ def test_every_email_goes_once_over_three_hosts_and_a_kill_9_loses_none(tmp_path
 @pytest.mark.processes
 def test_one_worker_id_for_several_workers_is_refused():
     result = subprocess.run(
-        [sys.executable, "-m", "tictactoe_site.serve"],
+        [sys.executable, "-m", "tictactoe_site.server.serve"],
         cwd=ROOT,
         env={
             "PATH": os.environ["PATH"],

@@ -12,8 +12,7 @@ import dj_database_url
 from django.utils.csp import CSP
 from dotenv import load_dotenv
 
-from . import logs
-from .env import (
+from tictactoe_site.lib.env import (
     ConfigurationError,
     env_bool,
     env_choice,
@@ -25,7 +24,8 @@ from .env import (
     env_secret_list,
     env_str,
 )
-from .preflight import is_loopback
+from tictactoe_site.ops import logs
+from tictactoe_site.ops.preflight import is_loopback
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -40,7 +40,7 @@ load_dotenv(BASE_DIR / ".env")
 DEBUG = env_bool("DJANGO_DEBUG")
 
 # Reverse proxies in front, each appending to X-Forwarded-For; 0: no X-Forwarded-*
-# header is believed (accounts.client, tictactoe_site.serve).
+# header is believed (accounts.client, tictactoe_site.server.serve).
 TRUSTED_PROXY_COUNT = env_int("DJANGO_TRUSTED_PROXY_COUNT", 0, minimum=0)
 for _replaced in ("DJANGO_TRUST_X_FORWARDED_PROTO", "FORWARDED_ALLOW_IPS"):
     if env_str(_replaced):
@@ -113,11 +113,11 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     # The health probes, before anything reads the Host header, redirects to
-    # HTTPS or touches the session (tictactoe_site.health).
-    "tictactoe_site.health.answer_probes",
+    # HTTPS or touches the session (tictactoe_site.ops.health).
+    "tictactoe_site.ops.health.answer_probes",
     # A request id for every other request, and its access line
-    # (tictactoe_site.request_ids): outermost, so every answer has them.
-    "tictactoe_site.request_ids.request_ids",
+    # (tictactoe_site.ops.request_ids): outermost, so every answer has them.
+    "tictactoe_site.ops.request_ids.request_ids",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -135,17 +135,17 @@ MIDDLEWARE = [
     "allauth.account.middleware.AccountMiddleware",
     "accounts.middleware.record_activity",
 ]
-# /metrics for the operator (tictactoe_site.metrics; who may read it: docs/routes.md).
+# /metrics for the operator (tictactoe_site.ops.metrics; who reads it: docs/routes.md).
 METRICS_ENABLED = env_bool("METRICS_ENABLED", default=True)
 METRICS_TOKEN = env_secret("METRICS_TOKEN")
 if METRICS_ENABLED:
     # After the probes: it times the rest, and answers before the Host check.
-    MIDDLEWARE.insert(1, "tictactoe_site.metrics.measure_requests")
+    MIDDLEWARE.insert(1, "tictactoe_site.ops.metrics.measure_requests")
 
 ROOT_URLCONF = "tictactoe_site.urls"
 CSRF_FAILURE_VIEW = "tictactoe_site.lib.error_pages.csrf_failure"
 WSGI_APPLICATION = "tictactoe_site.wsgi.application"
-ASGI_APPLICATION = "tictactoe_site.asgi.application"
+ASGI_APPLICATION = "tictactoe_site.server.asgi.application"
 
 TEMPLATES = [
     {
@@ -260,7 +260,7 @@ MESSAGE_STORAGE = "django.contrib.messages.storage.cookie.CookieStorage"
 
 # -- Serving: page threads, live streams, Redis ------------------------------------
 
-# Page threads per server process (tictactoe_site.bridge).
+# Page threads per server process (tictactoe_site.server.bridge).
 WEB_THREADS = env_int("WEB_THREADS", 4, minimum=1)
 # GET and HEAD pages on the event loop: only where every read is local.
 WEB_READS_ON_LOOP = env_bool("WEB_READS_ON_LOOP", default=_SQLITE)
@@ -271,7 +271,7 @@ if WEB_READS_ON_LOOP and not _SQLITE:
     )
 # Threads for the account pages, which hash passwords, at a lower CPU priority.
 WEB_ACCOUNT_THREADS = env_int("WEB_ACCOUNT_THREADS", 2, minimum=1)
-# Each server process on one CPU of its own (Linux; tictactoe_site.cpus).
+# Each server process on one CPU of its own (Linux; tictactoe_site.server.cpus).
 WEB_PIN_CPUS = env_bool("WEB_PIN_CPUS", default=True)
 # Open live streams (games.live.streams) one user may hold in one server process.
 WEB_MAX_STREAMS_PER_USER = env_int("WEB_MAX_STREAMS_PER_USER", 30, minimum=1)
@@ -435,9 +435,9 @@ GAMES_TURN_EMAIL_EVERY = env_int("GAMES_TURN_EMAIL_EVERY", 86400, minimum=1)
 # -- Email and background work -----------------------------------------------------
 
 # "default" only queues a message for the task worker, which hands it to "relay":
-# the console with debug on, else SMTP (tictactoe_site.mail).
+# the console with debug on, else SMTP (tictactoe_site.jobs.mail).
 MAILERS = {
-    "default": {"BACKEND": "tictactoe_site.mail.QueuedEmailBackend"},
+    "default": {"BACKEND": "tictactoe_site.jobs.mail.QueuedEmailBackend"},
     "relay": (
         {"BACKEND": "django.core.mail.backends.console.EmailBackend"}
         if DEBUG
@@ -459,7 +459,7 @@ DEFAULT_FROM_EMAIL = env_str(
     "DJANGO_DEFAULT_FROM_EMAIL", "tictactoe <noreply@localhost>"
 )
 SERVER_EMAIL = DEFAULT_FROM_EMAIL
-# The task queue is a database table, run by `python -m tictactoe_site.worker`.
+# The task queue is a database table, run by `python -m tictactoe_site.jobs.worker`.
 TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
 
 
@@ -499,7 +499,7 @@ STORAGES = {
 
 # -- Operations: error reports and logs (metrics: MIDDLEWARE, above) ---------------
 
-# Unhandled errors go to Sentry when set (tictactoe_site.sentry); else sentry_sdk
+# Unhandled errors go to Sentry when set (tictactoe_site.ops.sentry); else sentry_sdk
 # is not even loaded.
 SENTRY_DSN = env_secret("SENTRY_DSN").strip()
 if SENTRY_DSN:
@@ -521,8 +521,8 @@ if SENTRY_DSN:
             "page)."
         )
 
-# Text, or one JSON object per line naming its request (tictactoe_site.logs); the
-# server's own lines follow (tictactoe_site.serve).
+# Text, or one JSON object per line naming its request (tictactoe_site.ops.logs); the
+# server's own lines follow (tictactoe_site.server.serve).
 LOG_FORMAT = env_choice("DJANGO_LOG_FORMAT", "text", logs.FORMATS)
 LOGGING = {
     "version": 1,
@@ -530,15 +530,15 @@ LOGGING = {
     "formatters": {
         # The console's, whichever format.
         "plain": (
-            {"()": "tictactoe_site.logs.JsonLines"}
+            {"()": "tictactoe_site.ops.logs.JsonLines"}
             if LOG_FORMAT == "json"
             else {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}
         ),
     },
     "filters": {
-        "not_a_probe": {"()": "tictactoe_site.probes.NotAProbe"},
+        "not_a_probe": {"()": "tictactoe_site.ops.health.NotAProbe"},
         # No invitation's secret in any line, whichever logger writes it.
-        "no_secrets": {"()": "tictactoe_site.logs.NoSecrets"},
+        "no_secrets": {"()": "tictactoe_site.ops.logs.NoSecrets"},
     },
     "handlers": {
         "console": {
@@ -552,7 +552,7 @@ LOGGING = {
         # Without Django's own handlers (a console in debug, mail to ADMINS),
         # which NoSecrets would not see: its lines reach the console above.
         "django": {},
-        # A probe's 503 is logged once, as a warning, by tictactoe_site.health.
+        # A probe's 503 is logged once, as a warning, by tictactoe_site.ops.health.
         "django.request": {"filters": ["not_a_probe"]},
         "games": {
             "handlers": ["console"],

@@ -1,15 +1,15 @@
 from django.contrib import admin
 from django.urls import include, path
 
-from accounts import preference_views
+from accounts.views import preferences as preference_views
 
 # The health probes (/livez, /readyz, /healthz, /workerz) are answered by the
-# first middleware, tictactoe_site.health, before any of these.
+# first middleware, tictactoe_site.ops.health, before any of these.
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("accounts/", include("accounts.urls")),
     # The language menu posts to set_language (no language prefix in URLs): Django's
-    # view, which also saves a player's choice (accounts.preference_views).
+    # view, which also saves a player's choice (accounts.views.preferences).
     path("i18n/setlang/", preference_views.set_language, name="set_language"),
     # The page tells the site the browser's time zone (static/games/timezone.js).
     path("i18n/timezone/", preference_views.set_time_zone, name="set_time_zone"),

@@ -21,7 +21,7 @@ The modules, in the order a change crosses them:
 - `hub`: the `Hub` of each process (its open streams, by game and by lobby
   user), `Subscriber` (one stream), `Coalescer` (lobby refreshes at most once
   a second);
-- `streams`: the SSE stream handler, reached from tictactoe_site.asgi before
+- `streams`: the SSE stream handler, reached from tictactoe_site.server.asgi before
   Django (the `.../events/` entries of games.urls are placeholders for
   `{% url %}`);
 - `sessions`: whom a stream's session cookie logs in, as Django's middleware

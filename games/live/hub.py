@@ -17,7 +17,7 @@ from django.conf import settings
 from django.db import close_old_connections
 
 from games.models import Game
-from tictactoe_site import metrics
+from tictactoe_site.ops import metrics
 
 from . import sessions
 from .brokers import datagrams, postgres_notify, redis_pubsub

@@ -12,7 +12,7 @@ timer; a `ping` event every 15 s (from the hub's one ticker) keeps proxies awake
 and lets the page's script notice a dead connection (comment lines would be
 invisible to it). See games.live for how changes reach the hub.
 
-Reached from tictactoe_site.asgi (`route`), before Django: the `…/events/`
+Reached from tictactoe_site.server.asgi (`route`), before Django: the `…/events/`
 entries of games.urls are placeholders that give `{% url %}` the addresses.
 
 A stream ends when its session does: when the user logs out, changes password,
@@ -34,8 +34,8 @@ from django.http.request import split_domain_port, validate_host
 
 from games.forms import parse_digits
 from games.models import Game
-from tictactoe_site import logs, metrics
 from tictactoe_site.lib.error_pages import DATABASE_UNAVAILABLE, RETRY_AFTER_SECONDS
+from tictactoe_site.ops import logs, metrics
 
 from .hub import Subscriber, hub
 from .sessions import logged_in_user_id
@@ -172,7 +172,7 @@ async def _admitted(
     """Record the stream as the viewer's; False, after a 429, past the limit.
     `notices`: hub.account_notices before the session was read: a notice heard
     since may concern that session, so it is re-checked. `route`: the stream's
-    route name, for the refusal's count (tictactoe_site.metrics)."""
+    route name, for the refusal's count (tictactoe_site.ops.metrics)."""
     if not hub.admit(subscriber, viewer.user_id, viewer.session_key):
         metrics.RATE_LIMITED.labels(route).inc()
         await _refuse(send, 429, TOO_MANY_STREAMS)
@@ -247,7 +247,7 @@ async def _watch_disconnect(receive, subscriber: Subscriber) -> None:
 async def _pump(receive, send, subscriber: Subscriber, next_event, kind: str):
     """Until the client leaves or the server shuts down: on a change, send what
     `next_event()` returns; else ping. `kind` ("game", "lobby") labels the stream's
-    counts (tictactoe_site.metrics)."""
+    counts (tictactoe_site.ops.metrics)."""
     watcher = asyncio.create_task(_watch_disconnect(receive, subscriber))
     events = metrics.LIVE_EVENTS.labels(kind)
     metrics.STREAMS.labels(kind).inc()

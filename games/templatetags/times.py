@@ -1,4 +1,4 @@
-"""Times shown to a person (tictactoe_site.times), in their zone and language,
+"""Times shown to a person (tictactoe_site.lib.times), in their zone and language,
 with the zone named:
 
 {{ value|when }}: a `<time>` element that says "3 minutes ago" for a recent
@@ -10,7 +10,7 @@ the page cache (games.page_cache), where "… ago" would go stale.
 
 from django import template
 
-from tictactoe_site import times
+from tictactoe_site.lib import times
 
 register = template.Library()
 

@@ -63,13 +63,13 @@ CONNECTIONS = 4
 # --------------------------------------------------------------------------
 # THE APP'S SERVER: the one place to switch how the app is served in the bench.
 # As `make serve` runs it: debug off (django_env), 2 worker processes, each
-# serving pages and live streams (tictactoe_site/serve.py), with its defaults.
+# serving pages and live streams (tictactoe_site/server/serve.py), with its defaults.
 # Returns the command and extra environment. The same app also runs under
 # gunicorn's sync workers (floor_server_command) for the server-overhead line.
 
 
 def app_server(port: int) -> tuple[list[str], dict[str, str]]:
-    command = [sys.executable, "-m", "tictactoe_site.serve"]
+    command = [sys.executable, "-m", "tictactoe_site.server.serve"]
     env = {"WEB_CONCURRENCY": "2", "HOST": "127.0.0.1", "PORT": str(port)}
     # The live benchmarks open thousands of streams as a handful of users.
     env["WEB_MAX_STREAMS_PER_USER"] = "1000000"
@@ -653,7 +653,7 @@ QUERY_TARGETS = {"game page": 3, "move POST": 8, "lobby": 5, "state.json": 3}
 SESSION_QUERIES = {"sqlite": 0, "postgres": 1}
 SERVER_OVERHEAD_TARGET = 0.05
 # The game page's CPU with metrics on (the default) against the same app with
-# METRICS_ENABLED=0 (tictactoe_site.metrics).
+# METRICS_ENABLED=0 (tictactoe_site.ops.metrics).
 METRICS_COST_TARGET = 0.05
 LARGE_SMALL_TARGET = 1.25
 

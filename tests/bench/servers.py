@@ -11,13 +11,13 @@ to gunicorn's sync workers. The rounds interleave, so each ratio compares runs
 made under the same machine load.
 
   gunicorn sync      gunicorn, 2 sync workers (Django's WSGI handler, no adapter)
-  make serve         tictactoe_site.serve as `make serve` runs it (uvicorn and
+  make serve         tictactoe_site.server.serve as `make serve` runs it (uvicorn and
                      the bridge: GET pages on the event loop with SQLite, in page
                      threads with PostgreSQL; each process on a CPU of its own)
-  serve unpinned     the same with WEB_PIN_CPUS=0 (tictactoe_site.cpus)
+  serve unpinned     the same with WEB_PIN_CPUS=0 (tictactoe_site.server.cpus)
   serve threads      the same with every page in a page thread
                      (WEB_READS_ON_LOOP=0, as PostgreSQL runs them)
-  serve no metrics   the same with METRICS_ENABLED=0 (tictactoe_site.metrics)
+  serve no metrics   the same with METRICS_ENABLED=0 (tictactoe_site.ops.metrics)
   granian wsgi       granian's WSGI interface, 2 workers
   a2wsgi uvicorn     uvicorn + a2wsgi.WSGIMiddleware, 2 workers
 """
@@ -52,7 +52,7 @@ from tests.bench.run import (
 
 def servers(port: int) -> dict[str, tuple[list[str], dict]]:
     bind = ["--host", "127.0.0.1", "--port", str(port)]
-    serve = [sys.executable, "-m", "tictactoe_site.serve"]
+    serve = [sys.executable, "-m", "tictactoe_site.server.serve"]
     serve_env = {"WEB_CONCURRENCY": "2", "HOST": "127.0.0.1", "PORT": str(port)}
     return {
         "gunicorn sync": (floor_server_command(port), {}),

@@ -1,5 +1,5 @@
 """The live streams driven in-process through the real ASGI application
-(tictactoe_site.asgi), as uvicorn would: an HTTP scope, and `Stream`, one request
+(tictactoe_site.server.asgi), as uvicorn would: an HTTP scope, and `Stream`, one request
 read as the browser's EventSource would. Every wait is bounded (BOUND)."""
 
 import asyncio
@@ -7,7 +7,7 @@ import asyncio
 from django.db import connection
 
 from games import services
-from tictactoe_site.asgi import application
+from tictactoe_site.server.asgi import application
 
 BOUND = 10.0  # seconds: generous for a loaded CI machine, never slept
 

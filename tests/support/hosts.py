@@ -1,6 +1,6 @@
 """Real server processes on one database and broker, as if on several hosts, for
 the live-update tests: `serving(backend, count)` starts them (python -m
-tictactoe_site.serve with the tests' settings, one worker process each unless
+tictactoe_site.server.serve with the tests' settings, one worker process each unless
 WEB_CONCURRENCY says otherwise), `games` makes users, sessions and games through
 the services, `get` reads a page, `play` POSTs a move as the browser's form
 would and `Watcher` reads one stream in a thread.
@@ -287,7 +287,7 @@ def serving(backend: dict, count: int, *, log=subprocess.DEVNULL, each=(), **env
     own = list(each) or [{}] * count
     servers = [
         subprocess.Popen(
-            [sys.executable, "-m", "tictactoe_site.serve"],
+            [sys.executable, "-m", "tictactoe_site.server.serve"],
             cwd=served.ROOT,
             env=_server_env(backend, port) | env | variables,
             stdout=output,

@@ -198,7 +198,7 @@ class ServedApp:
 
     `app_root` serves another checkout of the app (its own `make install`
     done) the same way, as the benches do to compare it with this one.
-    `make_serve=False` starts the server alone, `python -m tictactoe_site.serve`
+    `make_serve=False` starts the server alone, `python -m tictactoe_site.server.serve`
     as `make serve` runs it after its release step, as a host restarted within
     a release does: on a database migrated already, with the static files this
     test process collected once (`collected_static`). The release step has tests
@@ -255,7 +255,7 @@ class ServedApp:
         self.process = subprocess.Popen(
             ["make", "--no-print-directory", f"PYTHON={sys.executable}", "serve"]
             if self.make_serve
-            else [self.python, "-m", "tictactoe_site.serve"],
+            else [self.python, "-m", "tictactoe_site.server.serve"],
             cwd=self.app_root,
             env=self.env,
             stdout=log,
@@ -312,7 +312,7 @@ class ServedApp:
         return Browser(self.port, session_key=session_key, https=https)
 
     def server_pid(self) -> int:
-        """tictactoe_site.serve's process: the child of `make`, or the process
+        """tictactoe_site.server.serve's process: the child of `make`, or the process
         started (`make_serve=False`)."""
         if not self.make_serve:
             return self.process.pid
@@ -322,7 +322,7 @@ class ServedApp:
 
     def worker_pids(self) -> list[int]:
         """The server's worker processes: the children of its supervisor
-        (tictactoe_site.serve, WEB_CONCURRENCY > 1); not multiprocessing's
+        (tictactoe_site.server.serve, WEB_CONCURRENCY > 1); not multiprocessing's
         resource tracker."""
 
         def children(pid: int) -> list[int]:

@@ -8,5 +8,5 @@
 - private_dirs: directories only the server's user may write.
 
 Apps import these; these import no app's models and nothing of the server
-(tictactoe_site.serve, asgi, bridge), which imports `deferred` instead.
+(tictactoe_site.server.serve, asgi, bridge), which imports `deferred` instead.
 """

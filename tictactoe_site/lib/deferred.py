@@ -2,7 +2,7 @@
 
 A page may have something to write that the reader need not wait for (a
 player's "last seen": accounts.middleware). Behind the site's server
-(tictactoe_site.bridge) the request's environ carries, under `DEFER`, a
+(tictactoe_site.server.bridge) the request's environ carries, under `DEFER`, a
 function that queues such work for a page thread once the response is out: a
 page that runs on the event loop then never waits for the database's write
 lock. Anywhere else (tests, a plain WSGI server) the work runs at once.

@@ -13,7 +13,7 @@ Where a page runs:
   run at a lower CPU priority (nice +ACCOUNT_NICENESS), so the hashing yields the
   cores to game pages and to the event loop.
 - Requests whose method is one of `loop_methods` (GET and HEAD when every read
-  is local: tictactoe_site.asgi) run on the event loop itself. A thread
+  is local: tictactoe_site.server.asgi) run on the event loop itself. A thread
   costs each page its hand-offs of the interpreter lock with the loop: every
   system call the page makes while the loop has work is one, about 20 context
   switches per page under load (docs/performance.md). Such a page only reads,
@@ -48,8 +48,8 @@ from concurrent.futures import ThreadPoolExecutor
 from django.conf import settings
 from django.db import close_old_connections
 
-from .cpus import unpin_thread
-from .lib.deferred import DEFER
+from tictactoe_site.lib.deferred import DEFER
+from tictactoe_site.server.cpus import unpin_thread
 
 logger = logging.getLogger(__name__)
 
@@ -121,7 +121,7 @@ class Disconnected(Exception):
 
 def _account_thread() -> None:
     """Lower the calling thread's CPU priority and let it use every CPU of the
-    process (its hashing runs without the interpreter lock: tictactoe_site.cpus).
+    process (its hashing runs without the interpreter lock: tictactoe_site.server.cpus).
     On Linux a nice value belongs to the thread (setpriority(2)); elsewhere it
     would lower the whole process, so leave it."""
     if sys.platform == "linux":

@@ -1,6 +1,6 @@
-"""Error reports: with SENTRY_DSN set (or SENTRY_DSN_FILE, tictactoe_site.env),
+"""Error reports: with SENTRY_DSN set (or SENTRY_DSN_FILE, tictactoe_site.lib.env),
 every unhandled error goes to Sentry (sentry-sdk and its Django integration):
-a page's 500, a live stream's failure (tictactoe_site.request_ids), a task that
+a page's 500, a live stream's failure (tictactoe_site.ops.request_ids), a task that
 fails in the worker, and any ERROR log line (an email given up, a live listener
 that cannot listen). Without SENTRY_DSN, `start` does nothing and sentry_sdk is
 never imported.
@@ -10,7 +10,7 @@ response's X-Request-ID header and the JSON log lines carry) and the user's id,
 and nothing else about the person: no cookies, headers, address, request body,
 URL or local variables, and no breadcrumbs (the log lines before an error, which
 are not written to be sent anywhere). An invitation's secret, should any text of
-a report hold one, is written `…` (tictactoe_site.logs.without_secrets).
+a report hold one, is written `…` (tictactoe_site.ops.logs.without_secrets).
 
 Not reported: the 503 a database outage answers (an outage, not a bug: it shows
 on /readyz and in the log), every refusal (4xx), and requests for hosts the site
@@ -30,7 +30,7 @@ from django.db import InterfaceError, OperationalError
 from django.tasks import TaskResultStatus
 from django.tasks.signals import task_finished
 
-from . import logs
+from tictactoe_site.ops import logs
 
 # sentry_sdk once `start` has set it up.
 _sdk = None
@@ -64,7 +64,7 @@ def start() -> None:
     )
     task_finished.connect(report_failed_task)
     # Its one line per failed task would report that task twice.
-    ignore_logger("tictactoe_site.heartbeat")
+    ignore_logger("tictactoe_site.jobs.heartbeat")
     # A request for a host the site does not serve (bots, scanners): a 400,
     # logged as an error by Django, not a bug of the site.
     ignore_logger("django.security.DisallowedHost")

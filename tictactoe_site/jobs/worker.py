@@ -1,14 +1,14 @@
-"""The background task worker: `python -m tictactoe_site.worker`.
+"""The background task worker: `python -m tictactoe_site.jobs.worker`.
 
 `make run` and `make serve` start one beside the web processes
-(tictactoe_site.serve, TASK_WORKERS); under a process manager, run it as its own
+(tictactoe_site.server.serve, TASK_WORKERS); under a process manager, run it as its own
 service. It is django-tasks-db's `db_worker` (Django's tasks framework with the
 database as the queue, so SQLite and PostgreSQL need nothing else), started
 after putting back in the queue what an earlier run of the same worker id left
-running, and with the heartbeat going (tictactoe_site.heartbeat). The id is
+running, and with the heartbeat going (tictactoe_site.jobs.heartbeat). The id is
 TASK_WORKER_ID, or by default one of its own for each worker of each host,
 taken over by the next worker only once this one has died
-(tictactoe_site.heartbeat.worker_id).
+(tictactoe_site.jobs.heartbeat.worker_id).
 
 A worker the server started (PARENT_PID set) stops as SIGTERM would stop it
 once that server is gone, when it was killed before it could stop the worker:
@@ -23,8 +23,8 @@ import time
 import django
 from django.core.management import call_command
 
-from . import metrics_dir
-from .env import env_float, env_int, reports_configuration_errors
+from tictactoe_site.lib.env import env_float, env_int, reports_configuration_errors
+from tictactoe_site.ops import metrics_dir
 
 # The environment variable through which the server names itself as the parent.
 PARENT_PID = "TASK_WORKER_PARENT_PID"
@@ -47,7 +47,8 @@ def main() -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tictactoe_site.settings")
     metrics_dir.share(server_start=False)  # before anything counts
     django.setup()
-    from . import heartbeat, sentry  # define tasks, read settings: after setup
+    from tictactoe_site.jobs import heartbeat
+    from tictactoe_site.ops import sentry  # define tasks, read settings: after setup
 
     sentry.start()  # failed tasks to Sentry; nothing without SENTRY_DSN
 

@@ -1,7 +1,7 @@
-"""Every request gets an id: its log lines carry it (tictactoe_site.logs), its
+"""Every request gets an id: its log lines carry it (tictactoe_site.ops.logs), its
 response says it (`X-Request-ID`), an error report names it
-(tictactoe_site.sentry), and an email it queues carries it to the worker
-(tictactoe_site.mail).
+(tictactoe_site.ops.sentry), and an email it queues carries it to the worker
+(tictactoe_site.jobs.mail).
 
 The id is the proxy's when one is trusted (DJANGO_TRUSTED_PROXY_COUNT) and
 sends a valid one (nginx: `proxy_set_header X-Request-ID $request_id;`,
@@ -26,7 +26,7 @@ import time
 from django.conf import settings
 from django.urls import Resolver404, resolve
 
-from . import logs, sentry
+from tictactoe_site.ops import logs, sentry
 
 HEADER = "X-Request-ID"
 # What an id from the proxy may be: nginx's $request_id is 32 hex digits.

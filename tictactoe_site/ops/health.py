@@ -1,14 +1,14 @@
 """Health probes, answered before anything else looks at the request.
 
 - /livez: the process serves. No database, no session. Under `make serve` it is
-  answered on the event loop itself (tictactoe_site.asgi), so a probe never
+  answered on the event loop itself (tictactoe_site.server.asgi), so a probe never
   queues behind busy page threads; here for any other server (wsgi.py).
 - /readyz: this process can serve pages now: its database answers (one small
   query) and its live listener is connected (games.live), when this process runs
   one and it listens to the database (not to Redis: below). A load balancer
   takes the host out of service while it answers 503.
 - /healthz: the same answer as /readyz, for load balancers configured before.
-- /workerz: the task worker beats (tictactoe_site.heartbeat). For monitoring,
+- /workerz: the task worker beats (tictactoe_site.jobs.heartbeat). For monitoring,
   never for a load balancer: no page needs the mail queue, and every host would
   answer the same 503 at once.
 
@@ -25,14 +25,11 @@ from django.db import DatabaseError, connection
 from django.http import HttpResponse, HttpResponseNotAllowed
 from django.utils.cache import add_never_cache_headers
 
-from games.live.hub import hub
-
-from .heartbeat import worker_silence
-
 logger = logging.getLogger(__name__)
 
 OK = b"ok\n"
 METHODS = ("GET", "HEAD")
+PATHS = frozenset({"/livez", "/readyz", "/healthz", "/workerz"})
 
 
 def _answer(body: bytes | str, status: int = 200) -> HttpResponse:
@@ -54,6 +51,8 @@ def live() -> HttpResponse:
 
 
 def ready() -> HttpResponse:
+    from games.live.hub import hub
+
     if not _database_answers():
         return _answer("database unavailable\n", 503)
     # The hub runs where the server started it (ASGI lifespan); not in the
@@ -69,6 +68,8 @@ def ready() -> HttpResponse:
 
 
 def worker() -> HttpResponse:
+    from tictactoe_site.jobs.heartbeat import worker_silence
+
     try:
         silence = worker_silence()
     except DatabaseError as exc:
@@ -97,3 +98,12 @@ def answer_probes(get_response):
         return response
 
     return middleware
+
+
+class NotAProbe(logging.Filter):
+    """Drops django.request's ERROR line for a probe's 503: a load balancer
+    probes every few seconds, and the probe's own warning already says why."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        request = getattr(record, "request", None)
+        return getattr(request, "path_info", None) not in PATHS

@@ -1,9 +1,9 @@
-"""The application every server process runs (see tictactoe_site.serve).
+"""The application every server process runs (see tictactoe_site.server.serve).
 
 Live-update streams (games.live.streams) and the liveness probe (/livez,
-tictactoe_site.health) are answered right here on the event loop; everything
+tictactoe_site.ops.health) are answered right here on the event loop; everything
 else is a Django page, run through Django's WSGI handler
-(tictactoe_site.bridge): account pages in WEB_ACCOUNT_THREADS threads of their
+(tictactoe_site.server.bridge): account pages in WEB_ACCOUNT_THREADS threads of their
 own, GET and HEAD pages on the event loop when every read is local
 (WEB_READS_ON_LOOP), every other page in a pool of WEB_THREADS page threads.
 Pages keep the cost they have under a WSGI server, an open stream holds no
@@ -21,7 +21,7 @@ from django.core.wsgi import get_wsgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tictactoe_site.settings")
 
-from . import sentry  # noqa: E402
+from tictactoe_site.ops import sentry  # noqa: E402
 
 sentry.start()  # before Django serves anything; nothing without SENTRY_DSN
 pages = get_wsgi_application()
@@ -30,10 +30,10 @@ from django.conf import settings  # noqa: E402
 
 from games.live import streams  # noqa: E402  (needs the apps loaded)
 from games.live.hub import hub  # noqa: E402
-
-from . import cpus, health, metrics, request_ids  # noqa: E402
-from .bridge import WsgiBridge  # noqa: E402
-from .lib import private_dirs  # noqa: E402
+from tictactoe_site.lib import private_dirs  # noqa: E402
+from tictactoe_site.ops import health, metrics, request_ids  # noqa: E402
+from tictactoe_site.server import cpus  # noqa: E402
+from tictactoe_site.server.bridge import WsgiBridge  # noqa: E402
 
 # The pages that may hash a password: sign-in, sign-up, password and email
 # changes (accounts.urls) and the admin's sign-in (tictactoe_site.urls).
@@ -75,7 +75,7 @@ async def answer_liveness(scope, send) -> None:
     """/livez: this process serves. Answered on the loop, never queued behind
     busy page threads (a liveness probe that timed out there would get a
     working process restarted); the same answer as the page's
-    (tictactoe_site.health), for any Host header, without a session."""
+    (tictactoe_site.ops.health), for any Host header, without a session."""
     if scope["method"] in health.METHODS:
         status, body = 200, health.OK
         headers = [(b"content-type", b"text/plain")]
@@ -111,7 +111,7 @@ async def _lifespan(receive, send):
 
 def pin_to_own_cpu() -> None:
     """This process's loop, and the page threads it starts from now on, on a CPU
-    of their own (tictactoe_site.cpus). The choice is made under a lock file in
+    of their own (tictactoe_site.server.cpus). The choice is made under a lock file in
     the private cache directory; where that cannot be written the process runs
     unpinned, as it would with WEB_PIN_CPUS=0."""
     try:

@@ -1,19 +1,19 @@
-"""Run the site: `python -m tictactoe_site.serve` (what `make run` and `make serve` do).
+"""Run the site: `python -m tictactoe_site.server.serve` (`make run`, `make serve`).
 
 One uvicorn server (httptools, uvloop) per worker process runs
-tictactoe_site.asgi. Settings come from the environment:
+tictactoe_site.server.asgi. Settings come from the environment:
 
 HOST (127.0.0.1), PORT (8000), WEB_CONCURRENCY (server processes, 2),
-WEB_THREADS (page threads per process, 4: see tictactoe_site.bridge),
-WEB_PIN_CPUS (on: each process on a CPU of its own, tictactoe_site.cpus),
+WEB_THREADS (page threads per process, 4: see tictactoe_site.server.bridge),
+WEB_PIN_CPUS (on: each process on a CPU of its own, tictactoe_site.server.cpus),
 TASK_WORKERS (background task workers started beside the server, 1; 0 when a
-process manager runs `python -m tictactoe_site.worker` on its own),
+process manager runs `python -m tictactoe_site.jobs.worker` on its own),
 WEB_RELOAD (1: restart on code changes, for development), WEB_ACCESS_LOG (off:
 the proxy in front logs requests; 1 logs each one here too),
 WEB_MAX_CONNECTIONS (open connections per process, live streams included, that
-the open-file limit must allow, 10000: see tictactoe_site.limits).
+the open-file limit must allow, 10000: see tictactoe_site.server.limits).
 These and the settings are read before anything starts: a value they refuse
-(tictactoe_site.env) stops the start with one line.
+(tictactoe_site.lib.env) stops the start with one line.
 """
 
 import logging
@@ -28,8 +28,8 @@ import time
 import uvicorn
 from uvicorn.supervisors import ChangeReload, Multiprocess
 
-from . import logs, metrics_dir
-from .env import (
+from tictactoe_site.jobs.worker import PARENT_PID
+from tictactoe_site.lib.env import (
     ConfigurationError,
     env_bool,
     env_choice,
@@ -37,13 +37,13 @@ from .env import (
     env_str,
     reports_configuration_errors,
 )
-from .limits import open_files_warning, raise_open_files_limit
-from .worker import PARENT_PID
+from tictactoe_site.ops import logs, metrics_dir
+from tictactoe_site.server.limits import open_files_warning, raise_open_files_limit
 
 logger = logging.getLogger("uvicorn.error")
 
-APP = "tictactoe_site.asgi:application"
-WORKER = "tictactoe_site.worker"
+APP = "tictactoe_site.server.asgi:application"
+WORKER = "tictactoe_site.jobs.worker"
 
 
 class Config(uvicorn.Config):
@@ -66,7 +66,7 @@ def config() -> Config:
     # 0: any free port, as the operating system picks (tests use it).
     port = env_int("PORT", 8000, minimum=0, maximum=65535)
     access_log = env_bool("WEB_ACCESS_LOG")
-    # The server's own lines as the app's (DJANGO_LOG_FORMAT, tictactoe_site.logs).
+    # The server's own lines as the app's (DJANGO_LOG_FORMAT, tictactoe_site.ops.logs).
     log_format = env_choice("DJANGO_LOG_FORMAT", "text", logs.FORMATS)
     return Config(
         APP,
@@ -90,7 +90,7 @@ def config() -> Config:
 
 
 class TaskWorker:
-    """`python -m tictactoe_site.worker` beside the server: started with it,
+    """`python -m tictactoe_site.jobs.worker` beside the server: started with it,
     started again when it dies, stopped with it."""
 
     # Seconds before a restart: doubled each time the worker dies within
@@ -144,10 +144,10 @@ class TaskWorker:
 
 def refuse_public_debug(cfg: Config) -> None:
     """Debug mode only on a loopback address, unless told twice
-    (tictactoe_site.preflight). Loads the settings, so a variable they refuse
+    (tictactoe_site.ops.preflight). Loads the settings, so a variable they refuse
     stops the start here too."""
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tictactoe_site.settings")
-    from .preflight import DEBUG_ON_PUBLIC_ADDRESS, debug_refusal
+    from tictactoe_site.ops.preflight import DEBUG_ON_PUBLIC_ADDRESS, debug_refusal
 
     refusal = debug_refusal(cfg.host, allowed=env_bool(DEBUG_ON_PUBLIC_ADDRESS))
     if refusal:

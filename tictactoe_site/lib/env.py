@@ -4,8 +4,8 @@ Each helper reads one variable. Unset, empty or only spaces: the default.
 Anything else it does not understand stops the start with a ConfigurationError
 that names the variable and what it takes: `DJANGO_SECURE_COOKIES=ture` is a
 mistake to report, not "off". The entry points (manage.py,
-`python -m tictactoe_site.serve`, `python -m tictactoe_site.worker`) report it as
-one line through `reports_configuration_errors`, not as a traceback.
+`python -m tictactoe_site.server.serve`, `python -m tictactoe_site.jobs.worker`)
+report it as one line through `reports_configuration_errors`, not as a traceback.
 
 A secret (`env_secret`: keys, passwords, URLs that carry a password) may instead
 come from a file, as container platforms mount them: `X_FILE=/run/secrets/x`

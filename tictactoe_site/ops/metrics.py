@@ -3,7 +3,7 @@
 prometheus_client, the format's reference library, in its multiprocess mode:
 every process of the host (the server's, the task worker) counts into files
 of its own and a scrape, answered by any of them, adds them up
-(tictactoe_site.metrics_dir says where; without that directory, in tests and
+(tictactoe_site.ops.metrics_dir says where; without that directory, in tests and
 `manage.py` commands, a process counts in its own memory).
 docs/operations.md lists every metric and what to alert on.
 
@@ -14,7 +14,7 @@ docs/operations.md lists every metric and what to alert on.
   by address) and before the HTTPS redirect.
 - Streams, live events and resyncs: games.live.streams and games.live.hub count them.
 - Moves, mails: Django's signals (`move_made`; `task_finished` with the return
-  value of tictactoe_site.mail.deliver).
+  value of tictactoe_site.jobs.mail.deliver).
 - The task queue: read from its table at each scrape (`TaskQueue`).
 - The database pool: each server process samples psycopg_pool's statistics once
   a second on its event loop (`sample_pool`).
@@ -56,8 +56,7 @@ from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.multiprocess import MultiProcessCollector, mark_process_dead
 
 from games.signals import move_made
-
-from . import metrics_dir
+from tictactoe_site.ops import metrics_dir
 
 logger = logging.getLogger(__name__)
 
@@ -313,7 +312,7 @@ def count_move(sender, **kwargs) -> None:
     MOVES.inc()
 
 
-DELIVER = "tictactoe_site.mail.deliver"
+DELIVER = "tictactoe_site.jobs.mail.deliver"
 
 
 def count_mail(sender, task_result, **kwargs) -> None:
@@ -371,7 +370,7 @@ _sampler: asyncio.Task | None = None
 
 
 def start_sampling() -> None:
-    """In a server process, on its event loop (tictactoe_site.asgi's lifespan):
+    """In a server process, on its event loop (tictactoe_site.server.asgi's lifespan):
     with metrics on and PostgreSQL's pool, sample the pool from now on. Reading
     the statistics waits on nothing; the pool is Django's, made when first
     asked for (opened by the first query)."""

@@ -1,11 +1,11 @@
-"""Where the processes of a host keep their metrics (tictactoe_site.metrics).
+"""Where the processes of a host keep their metrics (tictactoe_site.ops.metrics).
 
 prometheus_client's multiprocess mode: each process writes its counts to files
 of its own in one directory, and a scrape, answered by any process, adds them
 up. The library reads the directory from PROMETHEUS_MULTIPROC_DIR when it is
 first imported, so `share` sets it before anything imports the library: the
-server (tictactoe_site.serve) before it starts its processes, which inherit
-it; a task worker run on its own (tictactoe_site.worker) before Django loads.
+server (tictactoe_site.server.serve) before it starts its processes, which inherit
+it; a task worker run on its own (tictactoe_site.jobs.worker) before Django loads.
 The directory is PROMETHEUS_MULTIPROC_DIR when set, else `metrics/` in
 DJANGO_CACHE_DIR (private, as the rest of it: tictactoe_site.lib.private_dirs).
 
@@ -24,8 +24,8 @@ from pathlib import Path
 
 from django.conf import settings
 
-from .env import ConfigurationError
-from .lib import private_dirs
+from tictactoe_site.lib import private_dirs
+from tictactoe_site.lib.env import ConfigurationError
 
 VARIABLE = "PROMETHEUS_MULTIPROC_DIR"
 # counter_123.db, histogram_123.db, gauge_livesum_123.db

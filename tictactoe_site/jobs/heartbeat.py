@@ -1,8 +1,8 @@
-"""The task worker's bookkeeping (tictactoe_site.worker runs it).
+"""The task worker's bookkeeping (tictactoe_site.jobs.worker runs it).
 
 - `beat`, a task that queues itself again every `BEAT_EVERY`: its latest finish
   is the worker's heartbeat in the database, which /workerz reads
-  (`worker_silence`); it also does the housekeeping (tictactoe_site.housekeeping:
+  (`worker_silence`); it also does the housekeeping (tictactoe_site.jobs.housekeeping:
   expired sessions and rate-limit counts, old task results) and queues the
   periodic jobs.
 - A worker killed in the middle of a task (kill -9, a crash, a power cut) leaves
@@ -31,9 +31,9 @@ from django.tasks import TaskResultStatus, task
 from django.tasks.signals import task_finished
 from django.utils import timezone
 
-from . import housekeeping
-from .env import env_str
-from .lib import private_dirs
+from tictactoe_site.jobs import housekeeping
+from tictactoe_site.lib import private_dirs
+from tictactoe_site.lib.env import env_str
 
 logger = logging.getLogger(__name__)
 
@@ -183,7 +183,7 @@ def log_failure(sender, task_result, **kwargs) -> None:
 def prepare_worker() -> str:
     """Before a worker starts: warn about clear-text email, requeue what it left
     running, start the heartbeat, log failed tasks. Returns the worker's id."""
-    from .preflight import clear_text_mail_warning
+    from tictactoe_site.ops.preflight import clear_text_mail_warning
 
     if warning := clear_text_mail_warning():
         logger.warning(warning)

@@ -2,13 +2,13 @@
 
 The default mailer (settings.MAILERS["default"]) is `QueuedEmailBackend`: sending
 a message stores it as a task (`deliver`) in the database, in the caller's
-transaction, and returns at once. The task worker (tictactoe_site.worker) hands it
+transaction, and returns at once. The task worker (tictactoe_site.jobs.worker) hands it
 to the relay mailer (settings.MAILERS["relay"]: SMTP, or the console in
 development). A relay that fails or does not answer delays only the worker: the
 message is tried again later, with a growing delay, and given up after
 `ATTEMPTS` tries with one logged line. A line names the recipient by an id
 (`user=17`, `address=5`, the references') or by a count, never by an address:
-an ERROR line becomes an error report (tictactoe_site.sentry).
+an ERROR line becomes an error report (tictactoe_site.ops.sentry).
 
 A mail whose text holds a secret (a password-reset or confirmation link) is
 never stored as text: finished tasks are kept a day, the task admin shows their
@@ -28,7 +28,7 @@ from django.tasks import task
 from django.utils import timezone
 from django.utils.module_loading import import_string
 
-from . import logs
+from tictactoe_site.ops import logs
 
 logger = logging.getLogger(__name__)
 

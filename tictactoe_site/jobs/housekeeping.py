@@ -1,5 +1,5 @@
 """What the task worker deletes on its own, at every heartbeat
-(tictactoe_site.heartbeat): expired sessions, finished tasks older than a day,
+(tictactoe_site.jobs.heartbeat): expired sessions, finished tasks older than a day,
 expired rate-limit counts. Each table loses at most `BATCH` rows per run, by an
 index, so a backlog (the first run on an old database) is worked off over a few
 runs without one long transaction; on SQLite, a long one would hold up every

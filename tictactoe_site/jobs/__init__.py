@@ -1,0 +1,1 @@
+"""Background work: the task worker, its heartbeat, periodic work, the mail queue."""

@@ -1,0 +1,1 @@
+"""Operations: metrics, logs, request ids, error reports, health."""

@@ -1,0 +1,1 @@
+"""The web server: uvicorn, the ASGI application and its WSGI bridge."""
