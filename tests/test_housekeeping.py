@@ -14,6 +14,7 @@ from django.test import Client
 from django.utils import timezone
 from django_tasks_db.models import DBTaskResult
 
+from accounts import housekeeping as accounts_housekeeping
 from accounts.models import Guest, RateLimitCount
 from games import services
 from tictactoe_site.jobs import housekeeping
@@ -111,7 +112,7 @@ def test_a_heartbeat_leaves_the_limits_that_still_hold(settings, run_tasks, make
 
 def test_a_backlog_goes_a_batch_at_a_time(db, monkeypatch, make_guest):
     monkeypatch.setattr(housekeeping, "BATCH", 2)
-    monkeypatch.setattr(housekeeping, "GUEST_BATCH", 2)
+    monkeypatch.setattr(accounts_housekeeping, "GUEST_BATCH", 2)
     for n in range(3):
         new_session(expired=True)
         count(f"old{n}", expired=True)

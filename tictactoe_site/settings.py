@@ -123,8 +123,8 @@ MIDDLEWARE = [
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
     # A player's saved language over the browser's, and the time zone, from the
-    # session (no query) or a visitor's cookie (accounts.preferences).
-    "accounts.preferences.apply_preferences",
+    # session (no query) or a visitor's cookie (accounts.middleware).
+    "accounts.middleware.apply_preferences",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",

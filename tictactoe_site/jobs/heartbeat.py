@@ -4,7 +4,7 @@
   is the worker's heartbeat in the database, which /workerz reads
   (`worker_silence`); it also does the housekeeping (tictactoe_site.jobs.housekeeping:
   expired sessions and rate-limit counts, old task results) and queues the
-  periodic jobs.
+  periodic tasks the apps registered (tictactoe_site.jobs.periodic).
 - A worker killed in the middle of a task (kill -9, a crash, a power cut) leaves
   that task marked as running: `requeue_abandoned` puts it back in the queue when
   a worker with the same id starts again, so a queued email is never lost; a
@@ -26,12 +26,12 @@ from pathlib import Path
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Max, Q
+from django.db.models import Max
 from django.tasks import TaskResultStatus, task
 from django.tasks.signals import task_finished
 from django.utils import timezone
 
-from tictactoe_site.jobs import housekeeping
+from tictactoe_site.jobs import housekeeping, periodic
 from tictactoe_site.lib import private_dirs
 from tictactoe_site.lib.env import env_str
 
@@ -105,18 +105,9 @@ def beat() -> str:
 
 
 def queue_periodic(now) -> None:
-    """Queue each periodic job not queued within its period, nor still waiting
-    or running (a slow run is not joined by a pile of queued ones; runs that
-    meet anyway skip, accounts.turn_emails)."""
-    from accounts.turn_emails import RUN_EVERY, send_turn_emails
-
-    recent = _results().filter(
-        Q(enqueued_at__gt=now - RUN_EVERY)
-        | Q(status__in=[TaskResultStatus.READY, TaskResultStatus.RUNNING]),
-        task_path=send_turn_emails.module_path,
-    )
-    if not recent.exists():
-        send_turn_emails.enqueue()
+    """Queue each registered periodic task that is due (runs that meet anyway
+    skip: tictactoe_site.jobs.job_locks)."""
+    periodic.queue_due(now, _results())
 
 
 def last_beat():

@@ -1,12 +1,10 @@
 """What the task worker deletes on its own, at every heartbeat
-(tictactoe_site.jobs.heartbeat): expired sessions, finished tasks older than a day,
-expired rate-limit counts. Each table loses at most `BATCH` rows per run, by an
-index, so a backlog (the first run on an old database) is worked off over a few
-runs without one long transaction; on SQLite, a long one would hold up every
-writer.
-
-It also closes guest accounts idle for `GAMES_GUEST_MAX_IDLE_DAYS`, at most
-`GUEST_BATCH` a run, each in a transaction of its own."""
+(tictactoe_site.jobs.heartbeat): expired sessions and finished tasks older than
+a day, then what the apps registered (tictactoe_site.jobs.periodic: expired
+rate-limit counts, idle guests). Each table loses at most `BATCH` rows per run,
+by an index, so a backlog (the first run on an old database) is worked off over
+a few runs without one long transaction; on SQLite, a long one would hold up
+every writer."""
 
 from datetime import datetime, timedelta
 from importlib import import_module
@@ -14,15 +12,10 @@ from importlib import import_module
 from django.conf import settings
 from django.contrib.sessions.backends.cached_db import SessionStore as CachedDbStore
 from django.core.cache import caches
-from django.db import transaction
 
-from accounts import rate_limits
-from accounts import services as accounts_services
-from accounts.models import Guest
+from tictactoe_site.jobs import periodic
 
 BATCH = 5000
-# Closing settles the guest's games, several writes each: fewer a run.
-GUEST_BATCH = 200
 KEEP_RESULTS = timedelta(days=1)
 
 
@@ -31,31 +24,8 @@ def tidy(now: datetime) -> dict[str, int]:
     return {
         "sessions": clear_expired_sessions(now),
         "tasks": prune_finished_tasks(now),
-        "rate limit counts": rate_limits.delete_expired(now=now, batch=BATCH),
-        "idle guests closed": close_idle_guests(now),
+        **periodic.tidy(now),
     }
-
-
-def close_idle_guests(now: datetime) -> int:
-    """Close, as closing an account does (accounts.services.close_account: its
-    unfinished games settled, its finished games and records kept, its name
-    kept and not free again), each guest account without activity since
-    `GAMES_GUEST_MAX_IDLE_DAYS` before `now`, oldest first, by the index on
-    Guest.last_active_at. The Guest row stays: the name reads "bob (closed
-    guest)". A guest active again meanwhile is left alone."""
-    idle_since = now - timedelta(days=settings.GAMES_GUEST_MAX_IDLE_DAYS)
-    idle = Guest.objects.filter(last_active_at__lt=idle_since, user__is_active=True)
-    closed = 0
-    for user_id in idle.order_by("last_active_at").values_list("pk", flat=True)[
-        :GUEST_BATCH
-    ]:
-        with transaction.atomic():
-            guest = idle.select_for_update(of=("self",)).filter(pk=user_id).first()
-            if guest is None:
-                continue  # kept, closed or active since the list was read
-            accounts_services.close_account(user=guest.user)
-            closed += 1
-    return closed
 
 
 def clear_expired_sessions(now: datetime) -> int:
