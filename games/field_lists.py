@@ -11,7 +11,8 @@ so.
 
 def with_guest(*relations: str) -> tuple[str, ...]:
     """select_related() paths that load each of `relations` (users) with their
-    guest row, for games.display_names: one LEFT JOIN more, no query more."""
+    guest row, for games.presentation.display_name: one LEFT JOIN more, no
+    query more."""
     return tuple(f"{relation}__guest" for relation in relations)
 
 

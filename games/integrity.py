@@ -7,7 +7,8 @@ through games.rules and compares the result with the denormalised Game row.
 from collections.abc import Iterator
 
 from . import rules
-from .models import FINISHED_STATUSES, Game, GameStatus, PlayerRecord, PlayerResult
+from .choices import FINISHED_STATUSES, GameStatus
+from .models import Game, PlayerRecord, PlayerResult
 from .result_rows import COUNTERS, ResultRow, result_rows
 
 

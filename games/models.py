@@ -1,115 +1,36 @@
-"""Games and moves. Every write goes through games.services; the constraints below
-make sure that even a buggy or racing writer cannot store an impossible game.
-
-`GameStatus` is the one name for the stored status of a game: the values of
-`rules.Status` (the game as the rules see it) plus `waiting`. Queries that need a
-rule (whose turn, who has moved) derive their SQL from a helper next to that rule
-in games.rules; tests check the two against each other.
-
-What the queries load is listed in games.field_lists, the statements written
-out by hand are in games.sql, and how pages name a player in
-games.display_names.
+"""Games and moves: fields, constraints and indexes, and thin helpers that
+read one row. Every write goes through games.services; the database refuses an
+impossible game (Game's constraints: games.constraints). The reads pages need
+are the managers' methods (games.queries); the choices' values, games.choices.
 """
 
-import functools
 import secrets
-from collections import Counter, defaultdict
 
 from django.conf import settings
 from django.db import connection, models
-from django.db.models import (
-    BooleanField,
-    Case,
-    Count,
-    Exists,
-    F,
-    Max,
-    OuterRef,
-    Q,
-    Subquery,
-    Sum,
-    Value,
-    When,
-)
-from django.db.models.functions import Coalesce, Length, Replace
-from django.db.models.lookups import Exact, In
+from django.db.models import F, Q
+from django.db.models.functions import Length
+from django.db.models.lookups import Exact
 from django.urls import reverse
-from django.utils.translation import gettext, gettext_lazy, pgettext_lazy
-
-from accounts.models import Guest
+from django.utils.translation import gettext_lazy
 
 from . import rules, sql
-from .display_names import display_name, open_side
-from .field_lists import (
-    GAME_PAGE_FIELDS,
-    GAME_ROW_FIELDS,
-    GAME_ROW_PLAYERS,
-    PAGE_PLAYER_FIELDS,
-    PAGE_SERIES_FIELDS,
-    with_guest,
+from .choices import (
+    FINISHED_STATUSES,
+    RESULT_STATUSES,
+    UNCOUNTED_OUTCOMES,
+    GameStatus,
+    MarkChoice,
+    ResultOutcome,
 )
-from .player_stats import LOSSES, RESULT_FILTERS, ArchivePage, Record, Streak, Tally
-from .result_rows import counter_for
-from .wording import move_text
-
-
-class GameStatus(models.TextChoices):
-    # The values are the stored, machine-readable status (state.json); the
-    # labels are what people read (the admin), translated.
-    WAITING = "waiting", gettext_lazy("Waiting for an opponent")
-    IN_PROGRESS = rules.Status.IN_PROGRESS.value, gettext_lazy("In progress")
-    X_WON = rules.Status.X_WON.value, gettext_lazy("X won")
-    O_WON = rules.Status.O_WON.value, gettext_lazy("O won")
-    DRAW = rules.Status.DRAW.value, pgettext_lazy("a game's status", "Draw")
-    X_FORFEITS = rules.Status.X_FORFEITS.value, gettext_lazy("X forfeited")
-    O_FORFEITS = rules.Status.O_FORFEITS.value, gettext_lazy("O forfeited")
-    ABORTED = rules.Status.ABORTED.value, pgettext_lazy("a game's status", "Aborted")
-
-
-# Over with a result that records and series count.
-RESULT_STATUSES = [GameStatus(status) for status in rules.Status if status.has_result]
-# Over: no more moves can be made (a result, or aborted).
-FINISHED_STATUSES = [*RESULT_STATUSES, GameStatus.ABORTED]
-WON_BY_LINE = [GameStatus.X_WON, GameStatus.O_WON]
-
-
-class MarkChoice(models.TextChoices):
-    X = rules.Mark.X.value, "X"
-    O = rules.Mark.O.value, "O"  # noqa: E741
-
-
-def _count(field: str, mark: str):
-    """SQL for how many times `mark` occurs in the board string."""
-    return Length(field) - Length(Replace(field, Value(mark), Value("")))
-
-
-X_COUNT = _count("board", rules.Mark.X)
-O_COUNT = _count("board", rules.Mark.O)
-EMPTY_COUNT = _count("board", rules.EMPTY)
-
-
-class SeriesQuerySet(models.QuerySet):
-    def head_to_head(self, player) -> list[tuple[object, int, int, int]]:
-        """(opponent, player's wins, opponent's wins, draws) against every
-        opponent with a counted game, most games first: one query, one row per
-        opponent."""
-        series = (
-            self.filter(Q(player_a=player) | Q(player_b=player))
-            .exclude(player_a=F("player_b"))
-            .select_related("player_a", "player_b", *with_guest("player_a", "player_b"))
-            .annotate(played=F("a_wins") + F("b_wins") + F("draws"))
-            .filter(played__gt=0)
-            .order_by("-played", "-id")
-        )
-        rows = []
-        for pair in series:
-            mine_is_a = pair.player_a_id == player.pk
-            opponent = pair.player_b if mine_is_a else pair.player_a
-            wins, losses = (
-                (pair.a_wins, pair.b_wins) if mine_is_a else (pair.b_wins, pair.a_wins)
-            )
-            rows.append((opponent, wins, losses, pair.draws))
-        return rows
+from .constraints import GAME_CONSTRAINTS
+from .queries import (
+    BlockQuerySet,
+    GameQuerySet,
+    PlayerRecordQuerySet,
+    PlayerResultQuerySet,
+    SeriesQuerySet,
+)
 
 
 class Series(models.Model):
@@ -146,200 +67,22 @@ class Series(models.Model):
         return self.a_wins if user_id == self.player_a_id else self.b_wins
 
 
-def _is_player(field: str) -> Q:
-    """SQL: `field` (a user) is null, or is one of the game's players."""
-    return (
-        Q(**{f"{field}__isnull": True})
-        | Q(player_x__isnull=False, **{field: F("player_x")})
-        | Q(player_o__isnull=False, **{field: F("player_o")})
-    )
-
-
-def _has_not_moved(user) -> Q:
-    """SQL for "`user`'s side has made no move yet" (rules.moves_before_first)."""
-    return Q(player_x=user, move_count__lte=rules.moves_before_first(rules.Mark.X)) | Q(
-        player_o=user, move_count__lte=rules.moves_before_first(rules.Mark.O)
-    )
-
-
-def _opponent_has_not_moved(user) -> Q:
-    """SQL for "the side `user` does not play has made no move yet"."""
-    return Q(player_x=user, move_count__lte=rules.moves_before_first(rules.Mark.O)) | Q(
-        player_o=user, move_count__lte=rules.moves_before_first(rules.Mark.X)
-    )
-
-
-def turn_of(user) -> Q:
-    """SQL for rules.to_move: the games in progress in which `user` is to move."""
-    return Q(status=GameStatus.IN_PROGRESS) & (
-        Q(player_x=user, move_count__in=rules.move_counts_to_move(rules.Mark.X))
-        | Q(player_o=user, move_count__in=rules.move_counts_to_move(rules.Mark.O))
-    )
-
-
-def _flag(condition: Q) -> Case:
-    return Case(When(condition, then=True), default=False, output_field=BooleanField())
-
-
-class GameQuerySet(models.QuerySet):
-    def of(self, user) -> "GameQuerySet":
-        return self.filter(Q(player_x=user) | Q(player_o=user))
-
-    def for_lobby(self, user) -> "GameQuerySet":
-        """`user`'s games still running or waiting: theirs to move first, then
-        new (someone else started it and `user` has not moved), then the rest.
-        Each row carries `my_turn` and `is_new`."""
-        return (
-            self.of(user)
-            .filter(status__in=[GameStatus.IN_PROGRESS, GameStatus.WAITING])
-            .select_related(*GAME_ROW_PLAYERS)
-            .only(*GAME_ROW_FIELDS)
-            .annotate(
-                my_turn=_flag(turn_of(user)),
-                is_new=_flag(
-                    Q(status=GameStatus.IN_PROGRESS, created_by__isnull=False)
-                    & ~Q(created_by=user)
-                    & _has_not_moved(user)
-                ),
-            )
-            .order_by("-my_turn", "-is_new", "-updated_at", "-id")
-        )
-
-    def open_to(self, user) -> "GameQuerySet":
-        """Open games `user` could join, newest first: not invitations (only their
-        link's holder may join), nor the games of people who blocked `user`."""
-        blocked_by = Block.objects.filter(blocked=user).values("blocker")
-        return (
-            self.filter(status=GameStatus.WAITING, invitation__isnull=True)
-            .exclude(Q(player_x=user) | Q(player_o=user))
-            .exclude(Q(player_x__in=blocked_by) | Q(player_o__in=blocked_by))
-            .select_related(*GAME_ROW_PLAYERS)
-            .only(*GAME_ROW_FIELDS)
-            .order_by("-created_at", "-id")
-        )
-
-    def visible_to(self, user) -> "GameQuerySet":
-        """The games `user` may see: all but the waiting games of people who
-        blocked `user` (they are not found, as if they did not exist). The
-        streams' read; the pages' is written out in sql.GAME_PAGE_READ, alike."""
-        blocked_by_a_player = Exists(
-            Block.objects.filter(blocked=user).filter(
-                Q(blocker=OuterRef("player_x")) | Q(blocker=OuterRef("player_o"))
-            )
-        )
-        return self.exclude(Q(status=GameStatus.WAITING) & blocked_by_a_player)
-
-    def lobby_version(self, user) -> tuple:
-        """A value that changes whenever `user`'s lobby could: over `user`'s games
-        (any status: the lobby lists the running ones and the latest finished) and
-        every open game (the open list), one aggregate query, no model instances.
-
-        A write to any of these rows sets a new `updated_at` and bumps `version`
-        (games.services; settle_games_and_deactivate sets `updated_at` of all the
-        leaver's games); a creation or a deletion changes the count. `updated_at` alone
-        could miss a change on PostgreSQL, where two games' transactions may
-        commit in the other order than their timestamps: the sum of versions
-        still moves. A game can only join these rows by being created, so one
-        leaving as another arrives (same count; the newcomer's versions and
-        timestamp no larger) changes the sum of ids, and usually the largest.
-        Each term has an index (player_x, player_o, status) and both databases
-        combine them (SQLite's multi-index OR, PostgreSQL's BitmapOr): the query
-        reads the viewer's games and the open ones, not the table. Blocking
-        or unblocking someone changes which open games they see: it bumps the
-        `version` of the blocker's open games (games.services.block_player)."""
-        totals = self.filter(
-            Q(player_x=user) | Q(player_o=user) | Q(status=GameStatus.WAITING)
-        ).aggregate(
-            latest=Max("updated_at"),
-            count=Count("id"),
-            versions=Sum("version"),
-            last_id=Max("id"),
-            ids=Sum("id"),
-        )
-        return tuple(totals.values())
-
-    def waiting_on(self, user) -> "GameQuerySet":
-        """Games in progress in which `user` is to move, longest waiting first.
-        `updated_at` is when the wait began: the game's last write was what
-        made it `user`'s turn (the opponent's move, the join or the creation)."""
-        return (
-            self.filter(turn_of(user))
-            .select_related(*GAME_ROW_PLAYERS)
-            .order_by("updated_at", "id")
-        )
-
-    def open_by(self, user) -> "GameQuerySet":
-        return self.of(user).filter(status=GameStatus.WAITING)
-
-    def unstarted_by(self, creator) -> "GameQuerySet":
-        """Games `creator` started against someone else who has not moved yet:
-        what the creation limits count (self-play is not limited)."""
-        return (
-            self.filter(created_by=creator, status=GameStatus.IN_PROGRESS)
-            .exclude(player_x=F("player_o"))
-            .filter(_opponent_has_not_moved(creator))
-        )
-
-
-@functools.cache
-def _page_read_selected() -> sql.Selected:
-    """What a row of sql.GAME_PAGE_READ holds (built on first use: the user model
-    is only known once the apps are)."""
-    user_model = Game._meta.get_field("player_x").related_model
-    player = (user_model, PAGE_PLAYER_FIELDS)
-    return sql.Selected(
-        (Game, GAME_PAGE_FIELDS),
-        player,
-        player,
-        (Series, PAGE_SERIES_FIELDS),
-        None,  # player X is a guest
-        None,  # player O is a guest
-    )
-
-
-# The user's side of Guest.user: where a user keeps their loaded guest row.
-GUEST_OF_USER = Guest._meta.get_field("user").remote_field
-
-
 class GameManager(models.Manager.from_queryset(GameQuerySet)):
     def for_page(self, game_id: int, viewer) -> "Game":
         """The game `game_id` as its pages show it to `viewer`, with its players
-        (their name and whether their account is open) and its series, in one
-        statement written out once (sql.GAME_PAGE_READ): built by the ORM for
-        each request, the same query cost a third of a cached game page's CPU
-        (docs/performance.md). Each value is converted as the ORM converts it
-        (sql.read_row). Not joined: the rematch, read only when a finished
-        game's page is rendered (not when it comes from the page cache), and
-        the invitation, read only while the game waits. Raises
+        (their name, whether their account is open, whether a guest) and its
+        series, in one statement written out by hand (sql.GAME_PAGE_READ:
+        built by the ORM, the same query cost a third of a cached page's CPU).
+        Not joined: the rematch, read only when a finished game's page is
+        rendered, and the invitation, read only while the game waits. Raises
         Game.DoesNotExist, also for a game `viewer` may not see (visible_to): a
         waiting game of someone who blocked them, answered exactly as a game
         that does not exist."""
-        row = None
-        if sql.is_storable_pk(Game, game_id):
-            row = sql.read_row(
-                sql.GAME_PAGE_READ,
-                [game_id, GameStatus.WAITING, viewer.pk],
-                _page_read_selected(),
-            )
-        if row is None:
-            raise Game.DoesNotExist(f"No game {game_id!r}.")
-        db = connection.alias
-        *values, x_is_guest, o_is_guest = row
-        end = len(GAME_PAGE_FIELDS)
-        game = Game.from_db(db, GAME_PAGE_FIELDS, values[:end])
-        user_model = Game._meta.get_field("player_x").related_model
-        for side, is_guest in (("player_x", x_is_guest), ("player_o", o_is_guest)):
-            start, end = end, end + len(PAGE_PLAYER_FIELDS)
-            if getattr(game, f"{side}_id") is not None:
-                player = user_model.from_db(db, PAGE_PLAYER_FIELDS, values[start:end])
-                # As select_related("guest") leaves it (display_name reads it).
-                GUEST_OF_USER.set_cached_value(
-                    player,
-                    Guest.from_db(db, ["user_id"], [player.pk]) if is_guest else None,
-                )
-                setattr(game, side, player)
-        if game.series_id is not None:
-            game.series = Series.from_db(db, PAGE_SERIES_FIELDS, values[end:])
+        game = None
+        if self.model.can_be_pk(game_id):
+            game = sql.read_game_page(self.model, game_id, viewer.pk)
+        if game is None:
+            raise self.model.DoesNotExist(f"No game {game_id!r}.")
         return game
 
 
@@ -427,116 +170,26 @@ class Game(models.Model):
             ),
             models.Index(fields=["status", "-created_at"], name="game_status_recent"),
         ]
-        constraints = [
-            models.CheckConstraint(
-                condition=Q(status__in=GameStatus.values), name="game_status_valid"
-            ),
-            models.CheckConstraint(
-                condition=Q(move_count__gte=0, move_count__lte=rules.CELLS),
-                name="game_move_count_range",
-            ),
-            models.CheckConstraint(
-                # Only X, O and EMPTY: the three counts add up to the length.
-                condition=Q(
-                    Exact(Length("board"), rules.CELLS),
-                    Exact(X_COUNT + O_COUNT + EMPTY_COUNT, rules.CELLS),
-                    Exact(Length("move_order"), F("move_count")),
-                    move_count=X_COUNT + O_COUNT,
-                ),
-                name="game_board_well_formed",
-            ),
-            models.CheckConstraint(
-                condition=In(X_COUNT - O_COUNT, [0, 1]),
-                name="game_x_moves_first",
-                violation_error_message="X moves first and players alternate.",
-            ),
-            models.CheckConstraint(
-                condition=Q(winning_line__isnull=True)
-                | Q(winning_line__gte=0, winning_line__lt=len(rules.LINES)),
-                name="game_winning_line_range",
-            ),
-            models.CheckConstraint(
-                condition=Q(status__in=WON_BY_LINE, winning_line__isnull=False)
-                | (~Q(status__in=WON_BY_LINE) & Q(winning_line__isnull=True)),
-                name="game_winning_line_iff_won",
-            ),
-            models.CheckConstraint(
-                # Waiting, or an open game withdrawn: one player and no move.
-                condition=(
-                    Q(
-                        status__in=[GameStatus.WAITING, GameStatus.ABORTED],
-                        move_count=0,
-                    )
-                    & (
-                        Q(player_x__isnull=True, player_o__isnull=False)
-                        | Q(player_x__isnull=False, player_o__isnull=True)
-                    )
-                )
-                | (
-                    ~Q(status=GameStatus.WAITING)
-                    & Q(player_x__isnull=False, player_o__isnull=False)
-                ),
-                name="game_players_present",
-            ),
-            models.CheckConstraint(
-                condition=Q(status__in=FINISHED_STATUSES, finished_at__isnull=False)
-                | (~Q(status__in=FINISHED_STATUSES) & Q(finished_at__isnull=True)),
-                name="game_finished_at_iff_finished",
-            ),
-            models.CheckConstraint(
-                condition=~Q(status=GameStatus.DRAW) | Q(move_count=rules.CELLS),
-                name="game_draw_only_on_full_board",
-            ),
-            models.CheckConstraint(
-                condition=Q(version__gte=1), name="game_version_positive"
-            ),
-            models.CheckConstraint(
-                condition=(
-                    Q(series__isnull=True)
-                    & (Q(player_x__isnull=True) | Q(player_o__isnull=True))
-                )
-                | Q(
-                    series__isnull=False,
-                    player_x__isnull=False,
-                    player_o__isnull=False,
-                ),
-                name="game_series_once_started",
-            ),
-            models.CheckConstraint(
-                condition=~Q(status=GameStatus.ABORTED)
-                | Q(move_count__lt=rules.ABORTABLE_BELOW_MOVES),
-                name="game_aborted_early",
-            ),
-            models.CheckConstraint(
-                condition=Q(status=GameStatus.ABORTED, aborted_by__isnull=False)
-                | (~Q(status=GameStatus.ABORTED) & Q(aborted_by__isnull=True)),
-                name="game_aborted_by_iff_aborted",
-            ),
-            models.CheckConstraint(
-                condition=_is_player("aborted_by"), name="game_aborted_by_player"
-            ),
-            models.CheckConstraint(
-                condition=_is_player("created_by"), name="game_created_by_player"
-            ),
-        ]
+        constraints = GAME_CONSTRAINTS
 
     def __str__(self) -> str:
-        return gettext("Game %(id)s: %(x)s vs %(o)s") % {
-            "id": self.pk,
-            "x": self.player_x_name,
-            "o": self.player_o_name,
-        }
+        """ "Game 7: alice vs bob", by username: for the admin and the shell."""
+        x, o = (
+            player.get_username() if player else "(open)"
+            for player in (self.player_x, self.player_o)
+        )
+        return f"Game {self.pk}: {x} vs {o}"
 
     def get_absolute_url(self) -> str:
         return reverse("game_detail", args=[self.pk])
 
-    @property
-    def player_x_name(self) -> str:
-        return display_name(self.player_x) if self.player_x_id else open_side()
-
-    @property
-    def player_o_name(self) -> str:
-        return display_name(self.player_o) if self.player_o_id else open_side()
+    @classmethod
+    def can_be_pk(cls, value) -> bool:
+        """Whether `value` can be a game's id: PostgreSQL refuses a statement
+        comparing an integer column with an integer out of its range (the ORM
+        returns no rows for such a lookup)."""
+        low, high = connection.ops.integer_field_range(cls._meta.pk.get_internal_type())
+        return isinstance(value, int) and low <= value <= high
 
     @property
     def state(self) -> rules.GameState:
@@ -707,115 +360,10 @@ class Move(models.Model):
         ]
 
     def __str__(self) -> str:
-        """ "5. X: row 1, column 3", as the move list says it (games.wording)."""
-        return move_text(self.sequence_number, self.player, self.row, self.col)
-
-
-class ResultOutcome(models.TextChoices):
-    WIN = rules.Outcome.WIN.value, gettext_lazy("Won")
-    LOSS = rules.Outcome.LOSS.value, gettext_lazy("Lost")
-    DRAW = rules.Outcome.DRAW.value, pgettext_lazy("a game's outcome", "Draw")
-    FORFEIT = rules.Outcome.FORFEIT.value, gettext_lazy("Forfeited")
-    SELF_PLAY = "self_play", gettext_lazy("Self-play")
-    # Listed in the archive, counted nowhere (rules.Status.ABORTED).
-    ABORTED = rules.Status.ABORTED.value, pgettext_lazy("a game's outcome", "Aborted")
-
-
-# The outcomes that count in a record and a streak.
-UNCOUNTED_OUTCOMES = [ResultOutcome.SELF_PLAY, ResultOutcome.ABORTED]
-
-
-class PlayerResultQuerySet(models.QuerySet):
-    """A player's history, streak and archive pages: each a bounded index range
-    scan over the player's rows (one per finished game), so a page costs the
-    same however many games there are."""
-
-    def history(self, player) -> "PlayerResultQuerySet":
-        """The player's finished games, newest first, with what each row
-        displays (and no other column)."""
         return (
-            self.filter(player=player)
-            .select_related(
-                "game",
-                *(f"game__{player}" for player in GAME_ROW_PLAYERS),
-                "opponent",
-                "opponent__guest",
-            )
-            .only(
-                "player",
-                "mark",
-                "outcome",
-                "opponent__username",
-                "opponent__is_active",
-                "opponent__guest__user",
-                "game__finished_at",
-                *(f"game__{field}" for field in GAME_ROW_FIELDS),
-            )
+            f"Move {self.sequence_number} of game {self.game_id}: "
+            f"{self.player} at ({self.row}, {self.col})"
         )
-
-    def streak(self, player) -> Streak:
-        """The latest counted result, and how many results since the last
-        different one: two queries, each bounded by an index range (self-play
-        and aborted games do not count, a forfeit is a loss)."""
-        counted = self.filter(player=player).exclude(outcome__in=UNCOUNTED_OUTCOMES)
-        latest = counted.values_list("outcome", flat=True).first()
-        if latest is None:
-            return Streak()
-        same = LOSSES if latest in LOSSES else [latest]
-        last_other = counted.exclude(outcome__in=same).order_by("-id").values("id")[:1]
-        length = counted.filter(id__gt=Coalesce(Subquery(last_other), 0)).count()
-        return Streak("loss" if latest in LOSSES else latest, length)
-
-    def archive_page(
-        self,
-        player,
-        *,
-        result: str = "",
-        opponent=None,
-        before: int | None = None,
-        after: int | None = None,
-        size: int = 20,
-    ) -> ArchivePage["PlayerResult"]:
-        """Keyset pagination on the result id: one query of `size + 1` rows, no
-        COUNT. `result` is a key of RESULT_FILTERS (or "" for all)."""
-        rows = self.history(player)
-        if result:
-            rows = rows.filter(outcome__in=RESULT_FILTERS[result][1])
-        if opponent is not None:
-            rows = rows.filter(opponent=opponent)
-        if after is not None:
-            page = list(rows.filter(id__gt=after).order_by("id")[: size + 1])
-            more = len(page) > size
-            page = page[:size][::-1]
-            return ArchivePage(
-                page,
-                newer_than=page[0].pk if more and page else None,
-                older_than=page[-1].pk if page else None,
-            )
-        if before is not None:
-            rows = rows.filter(id__lt=before)
-        page = list(rows.order_by("-id")[: size + 1])
-        more = len(page) > size
-        page = page[:size]
-        return ArchivePage(
-            page,
-            newer_than=page[0].pk if before is not None and page else None,
-            older_than=page[-1].pk if more else None,
-        )
-
-    def counters(self) -> dict[int, Counter]:
-        """{player id: {PlayerRecord counter: how many rows add 1 to it}}: the
-        tally the services recount records with and check_games verifies."""
-        tally: dict[int, Counter] = defaultdict(Counter)
-        rows = (
-            self.exclude(outcome=ResultOutcome.ABORTED)
-            .values_list("player", "mark", "outcome")
-            .annotate(count=Count("id"))
-            .order_by()
-        )
-        for player_id, mark, outcome, count in rows:
-            tally[player_id][counter_for(mark, outcome)] += count
-        return tally
 
 
 class PlayerResult(models.Model):
@@ -900,19 +448,6 @@ class PlayerResult(models.Model):
         return f"Game {self.game_id}: {self.outcome} for {self.player_id}"
 
 
-class PlayerRecordQuerySet(models.QuerySet):
-    def record_of(self, player) -> Record:
-        """One primary-key read of the counters the services keep."""
-        row = self.filter(player=player).first()
-        if row is None:
-            return Record()
-        return Record(
-            as_x=Tally(row.x_wins, row.x_losses, row.x_forfeits, row.x_draws),
-            as_o=Tally(row.o_wins, row.o_losses, row.o_forfeits, row.o_draws),
-            self_play=row.self_play,
-        )
-
-
 class PlayerRecord(models.Model):
     """A player's totals, one row per player, kept by games.services in the
     transaction that ends a game (from the same rows as PlayerResult), so the
@@ -942,9 +477,6 @@ class PlayerRecord(models.Model):
         return f"Record of {self.player_id}"
 
 
-# -- invitations and blocks ----------------------------------------------------
-
-
 class Invitation(models.Model):
     """An open game that only the holder of its link may join, not listed among
     open games. The link is the game's id (public: game pages are) and `secret`
@@ -971,19 +503,6 @@ class Invitation(models.Model):
 
     def get_absolute_url(self) -> str:
         return reverse("invitation", args=[self.game_id, self.secret])
-
-
-class BlockQuerySet(models.QuerySet):
-    def blocked_by(self, user) -> "BlockQuerySet":
-        """The people `user` blocked, most recent first, with their names."""
-        return (
-            self.filter(blocker=user)
-            .select_related("blocked", "blocked__guest")
-            .order_by("-created_at", "-id")
-        )
-
-    def blocks(self, *, blocker, blocked) -> bool:
-        return self.filter(blocker=blocker, blocked=blocked).exists()
 
 
 class Block(models.Model):

@@ -10,11 +10,13 @@ named, and sentences joined, by games.wording.
 
 from dataclasses import dataclass
 
-from django.utils.translation import gettext, ngettext
+from django.utils.translation import gettext, ngettext, pgettext
+
+from accounts.guests import is_guest
 
 from . import rules
-from .display_names import display_name
-from .models import Game, GameStatus, PlayerResult, ResultOutcome
+from .choices import GameStatus, ResultOutcome
+from .models import Game, PlayerResult
 from .player_stats import Streak
 from .wording import cell_name, empty_cell, mark_on_cell, move_text, sentences
 
@@ -106,8 +108,34 @@ def cells(game: Game, ply: int | None = None) -> list[list[Cell]]:
     ]
 
 
+def display_name(user) -> str:
+    """A player's name as pages show it: "alice", "alice (closed)" once the
+    account is closed (closing makes the user inactive; games.services), and
+    "bob (guest)" or "bob (closed guest)" for a guest (accounts.guests), so
+    that nobody passes for an account holder. The pages load each player with
+    their guest row (games.field_lists.with_guest): no query here."""
+    name = user.get_username()
+    if is_guest(user):
+        if user.is_active:
+            return gettext("%(name)s (guest)") % {"name": name}
+        return gettext("%(name)s (closed guest)") % {"name": name}
+    if user.is_active:
+        return name
+    return gettext("%(name)s (closed)") % {"name": name}
+
+
+def open_side() -> str:
+    """ "(open)": what names a side nobody has taken yet."""
+    return pgettext("a side nobody has taken", "(open)")
+
+
 def name(user) -> str:
     return display_name(user) if user is not None else ""
+
+
+def side_name(user) -> str:
+    """A side of a game: its player's name, or "(open)" while nobody took it."""
+    return display_name(user) if user is not None else open_side()
 
 
 def username(user) -> str | None:

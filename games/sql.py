@@ -13,12 +13,16 @@ A row read by hand goes through `read_row`, which converts each value as the ORM
 converts that column (the backend's converters, then the field's).
 """
 
+import functools
 import threading
 from collections.abc import Sequence
 
 from django.db import connection
 from django.db.models import Model
 from django.db.models.expressions import Col
+
+from .choices import GameStatus
+from .field_lists import GAME_PAGE_FIELDS, PAGE_PLAYER_FIELDS, PAGE_SERIES_FIELDS
 
 # -- the game page --------------------------------------------------------------
 
@@ -131,14 +135,6 @@ RECORDS_ADD = {1: RECORD_ADD_ONE, 2: RECORD_ADD_TWO}
 # -- running them ---------------------------------------------------------------
 
 
-def is_storable_pk(model, value) -> bool:
-    """Whether `value` can be a primary key of `model`: PostgreSQL refuses a
-    statement comparing an integer column with an integer out of its range (the
-    ORM returns no rows for such a lookup)."""
-    low, high = connection.ops.integer_field_range(model._meta.pk.get_internal_type())
-    return isinstance(value, int) and low <= value <= high
-
-
 class Selected:
     """What a statement's row holds, column by column: the field each column
     loads (of `model`, for each `(model, attnames)` part), or None for a value
@@ -207,3 +203,55 @@ def read_row(statement: str, params: Sequence, selected: Selected) -> list | Non
             value = converter(value, column, connection)
         values[position] = value
     return values
+
+
+@functools.cache
+def _game_page_selected(game_model: type[Model]) -> Selected:
+    """What a row of GAME_PAGE_READ holds (built on first use: the user model is
+    only known once the apps are)."""
+    user_model = game_model._meta.get_field("player_x").related_model
+    series_model = game_model._meta.get_field("series").related_model
+    player = (user_model, PAGE_PLAYER_FIELDS)
+    return Selected(
+        (game_model, GAME_PAGE_FIELDS),
+        player,
+        player,
+        (series_model, PAGE_SERIES_FIELDS),
+        None,  # player X is a guest
+        None,  # player O is a guest
+    )
+
+
+def read_game_page(game_model: type[Model], game_id: int, viewer_id: int | None):
+    """The game of GAME_PAGE_READ as instances of `game_model`, its players (each
+    with their guest row cached, as select_related("guest") leaves it) and its
+    series; None when no such game is visible to `viewer_id`."""
+    row = read_row(
+        GAME_PAGE_READ,
+        [game_id, GameStatus.WAITING, viewer_id],
+        _game_page_selected(game_model),
+    )
+    if row is None:
+        return None
+    db = connection.alias
+    *values, x_is_guest, o_is_guest = row
+    end = len(GAME_PAGE_FIELDS)
+    game = game_model.from_db(db, GAME_PAGE_FIELDS, values[:end])
+    user_model = game_model._meta.get_field("player_x").related_model
+    # The user's side of Guest.user (accounts): where a user keeps their guest row.
+    guest_of_user = user_model._meta.get_field("guest")
+    for side, is_guest in (("player_x", x_is_guest), ("player_o", o_is_guest)):
+        start, end = end, end + len(PAGE_PLAYER_FIELDS)
+        if getattr(game, f"{side}_id") is not None:
+            player = user_model.from_db(db, PAGE_PLAYER_FIELDS, values[start:end])
+            guest_of_user.set_cached_value(
+                player,
+                guest_of_user.related_model.from_db(db, ["user_id"], [player.pk])
+                if is_guest
+                else None,
+            )
+            setattr(game, side, player)
+    if game.series_id is not None:
+        series_model = game_model._meta.get_field("series").related_model
+        game.series = series_model.from_db(db, PAGE_SERIES_FIELDS, values[end:])
+    return game

@@ -7,6 +7,7 @@ from django.db import models
 
 from games import field_lists
 from games.models import Game, Move, PlayerRecord, Series
+from games.presentation import display_name
 from games.result_rows import COUNTERS
 
 
@@ -95,5 +96,6 @@ def test_a_game_row_loads_what_lists_show_in_one_query(
     )
     with django_assert_num_queries(1):
         row = rows.get(pk=game.pk)
-        shown = (row.player_x_name, row.player_o_name, row.status, row.board)
+        names = (display_name(row.player_x), display_name(row.player_o))
+        shown = (*names, row.status, row.board)
     assert shown == ("alice", "bob", "in_progress", "---------")

@@ -5,7 +5,8 @@ from django.db import DataError, IntegrityError, transaction
 from django.utils import timezone
 
 from games import services
-from games.models import Game, Move, Series, turn_of
+from games.models import Game, Move, Series
+from games.queries import turn_of
 
 
 def rejected_by_database(write) -> bool:
@@ -122,8 +123,8 @@ def test_series_pair_is_ordered_and_unique(alice, bob, game):
 def test_game_str_and_url(game):
     assert str(game) == f"Game {game.pk}: alice vs bob"
     assert game.get_absolute_url() == f"/games/{game.pk}/"
-    move = Move(sequence_number=1, player="X", row=0, col=2)
-    assert str(move) == "1. X: row 1, column 3"
+    move = Move(game_id=game.pk, sequence_number=1, player="X", row=0, col=2)
+    assert str(move) == f"Move 1 of game {game.pk}: X at (0, 2)"
 
 
 def test_marks_for_each_kind_of_viewer(game, alice, bob, carol):

@@ -1,4 +1,5 @@
 """{{ user|player_name }}: a player's name as every page shows it;
+{{ user|side_name }}: the same, or "(open)" for a side nobody took;
 {% player_link user %}: that name linked to their page ({% player_link user as
 name %} keeps it for a {% blocktranslate %} sentence);
 {{ user|is_guest }}: whether they are a guest; {% guest_refusal %}: what a
@@ -14,7 +15,6 @@ from django.utils.translation import gettext
 from accounts import guests
 
 from .. import presentation
-from ..display_names import open_side
 from ..models import Block
 
 register = template.Library()
@@ -24,6 +24,12 @@ register = template.Library()
 def player_name(user) -> str:
     """ "alice", or "alice (closed)" for a closed account."""
     return presentation.name(user)
+
+
+@register.filter
+def side_name(user) -> str:
+    """A side of a game: its player's name, or "(open)" for None."""
+    return presentation.side_name(user)
 
 
 @register.filter
@@ -44,7 +50,7 @@ def player_link(user) -> SafeString:
     """The name linked to the player's page; "(open)" for None (a free side).
     No newline around it: the link sits inside sentences."""
     if user is None:
-        return format_html("{}", open_side())
+        return format_html("{}", presentation.open_side())
     return format_html(
         '<a href="{}">{}</a>',
         reverse("player_detail", args=[user.get_username()]),
