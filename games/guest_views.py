@@ -26,7 +26,7 @@ from tictactoe_site.lib.http_methods import post_only
 from . import rules, services
 from .forms import GuestNameForm
 from .models import Game
-from .rejections import GameNotFound, refusal_text, status_for
+from .refusals import GameNotFound, refusal_text, status_for
 
 JOINED = gettext_lazy("You joined the game as a guest.")
 

@@ -18,7 +18,7 @@ from enum import StrEnum
 def gettext_noop(message: str) -> str:
     """Marks `message` for the translation catalogs (makemessages looks for this
     name) and returns it unchanged: this module imports no Django, so the layer
-    that shows a refusal translates it (games.rejections.refusal_text)."""
+    that shows a refusal translates it (games.refusals.refusal_text)."""
     return message
 
 

@@ -1,14 +1,17 @@
-"""The signals games.services sends after a change to a game commits, and the
-log line of each.
+"""What a change to a game tells others, once it commits: the game's signals
+(for whoever listens: the log lines below, the move counter that games.apps
+connects) and its live change (games.live.publish_on_commit), both sent from
+here. The services call one function per change; nothing is sent if the
+transaction rolls back.
 
-Receivers get keyword arguments; `game` is the committed Game row. They are
-for whoever listens (the log lines below, tictactoe_site.ops.metrics); live updates
-do not go through them (the services call games.live.publish_on_commit).
-What games does on other apps' signals is in games.receivers.
+Receivers get keyword arguments; `game` is the committed Game row. What games
+does on other apps' signals is in games.receivers.
 """
 
 import logging
+from functools import partial
 
+from django.db import transaction
 from django.dispatch import Signal, receiver
 
 logger = logging.getLogger(__name__)
@@ -21,6 +24,42 @@ game_joined = Signal()
 move_made = Signal()
 # game, status, winner (the mark "X"/"O", or None for a draw)
 game_ended = Signal()
+
+from . import live  # noqa: E402  TEMP until ops.metrics stops importing games
+
+
+def _send_on_commit(signal: Signal, game, **payload) -> None:
+    transaction.on_commit(partial(signal.send, sender=type(game), game=game, **payload))
+
+
+def changed(game, *, open_games: bool = False) -> None:
+    """The live change `game` (as just saved, with its new version) brings to
+    its viewers and its players' lobbies (every lobby when `open_games`)."""
+    ids = {game.player_x_id, game.player_o_id}
+    players = tuple(pk for pk in ids if pk is not None)
+    live.publish_on_commit(live.Change(game.pk, game.version, players, open_games))
+
+
+def created(game, *, player_x, player_o) -> None:
+    _send_on_commit(game_created, game, player_x=player_x, player_o=player_o)
+    changed(game, open_games=game.is_waiting)
+
+
+def joined(game, *, player, mark: str) -> None:
+    _send_on_commit(game_joined, game, player=player, mark=mark)
+    changed(game, open_games=True)
+
+
+def moved(game, *, move, player, mark: str, row: int, col: int) -> None:
+    _send_on_commit(
+        move_made, game, move=move, player=player, mark=mark, row=row, col=col
+    )
+    changed(game)
+
+
+def ended(game, *, winner: str | None) -> None:
+    """The game is over (its live change is the move's, forfeit's or abort's)."""
+    _send_on_commit(game_ended, game, status=game.status, winner=winner)
 
 
 def _player_id(user) -> str:

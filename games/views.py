@@ -27,7 +27,7 @@ from tictactoe_site.lib.http_methods import get_only, post_only
 from . import guest_views, page_cache, presentation, rules, services
 from .forms import ArchiveForm, MoveForm, NewGameForm, ReplayForm
 from .models import Block, Game, PlayerRecord, PlayerResult, Series
-from .rejections import (
+from .refusals import (
     Blocked,
     GameNotFound,
     InvitationGone,

@@ -6,7 +6,7 @@ import pytest
 from django.db import IntegrityError, transaction
 from django.test import Client
 
-from games import rejections, services
+from games import refusals, services
 from games.live.hub import hub
 from games.models import Block, Game, GameStatus, PlayerRecord, PlayerResult
 
@@ -133,7 +133,7 @@ def test_a_blocked_person_cannot_challenge_the_blocker(as_bob, alice, bob):
     assert response.status_code == 403
     assert REFUSED in text(response)
     assert snapshot_tables() == before
-    with pytest.raises(rejections.Blocked, match=f"^{REFUSED}$"):
+    with pytest.raises(refusals.Blocked, match=f"^{REFUSED}$"):
         services.create_game(creator=bob, opponent=alice)
 
 
@@ -156,7 +156,7 @@ def test_a_blocked_person_cannot_join_the_blockers_open_game(as_bob, alice, bob)
     assert response.status_code == 404
     assert NO_SUCH_GAME in text(response)
     assert snapshot_tables() == before
-    with pytest.raises(rejections.Blocked, match=f"^{REFUSED}$"):
+    with pytest.raises(refusals.Blocked, match=f"^{REFUSED}$"):
         services.join_game(game_id=game.pk, user=bob)
 
 

@@ -5,7 +5,7 @@ import logging
 import pytest
 from django.test import override_settings
 
-from games import player_stats, rejections, rules, services, signals
+from games import player_stats, refusals, rules, services, signals
 from games.models import Game, PlayerRecord, PlayerResult, Series
 from games.result_rows import COUNTERS
 
@@ -76,7 +76,7 @@ def test_create_random_side_picks_one(alice, bob, settings):
 
 def test_create_rejects_an_unknown_side(alice, bob):
     assert_rejected(
-        rejections.InvalidSide,
+        refusals.InvalidSide,
         lambda: services.create_game(creator=alice, opponent=bob, side="z"),
         "Choose a side: x, o or random.",
     )
@@ -87,7 +87,7 @@ def test_open_games_per_user_are_limited(alice, bob):
     services.create_game(creator=alice)
     services.create_game(creator=alice, side="o")
     error = assert_rejected(
-        rejections.TooManyOpenGames, lambda: services.create_game(creator=alice)
+        refusals.TooManyOpenGames, lambda: services.create_game(creator=alice)
     )
     assert "2 open games" in error.message
     # Other users and games against a named opponent are not limited.
@@ -101,7 +101,7 @@ def test_a_constraint_violation_is_a_conflict_and_writes_nothing(game, alice, bo
     services.forfeit(game_id=game.pk, user=alice)
     services.create_game(creator=alice, opponent=bob, rematch_of=game)
     assert_rejected(
-        rejections.Conflict,
+        refusals.Conflict,
         lambda: services.create_game(creator=alice, opponent=bob, rematch_of=game),
         "The game changed while your action was being saved. Please try again.",
     )
@@ -122,20 +122,20 @@ def test_join_takes_the_free_side(alice, bob):
 def test_join_rejections(alice, bob, carol, game):
     open_game = services.create_game(creator=alice)
     assert_rejected(
-        rejections.AlreadyInGame,
+        refusals.AlreadyInGame,
         lambda: services.join_game(game_id=open_game.pk, user=alice),
         "You created this game: share its address with an opponent.",
     )
     assert_rejected(
-        rejections.GameFull,
+        refusals.GameFull,
         lambda: services.join_game(game_id=game.pk, user=carol),
         "This game already has two players.",
     )
     assert_rejected(
-        rejections.AlreadyInGame, lambda: services.join_game(game_id=game.pk, user=bob)
+        refusals.AlreadyInGame, lambda: services.join_game(game_id=game.pk, user=bob)
     )
     assert_rejected(
-        rejections.GameNotFound, lambda: services.join_game(game_id=10**6, user=bob)
+        refusals.GameNotFound, lambda: services.join_game(game_id=10**6, user=bob)
     )
 
 
@@ -160,13 +160,13 @@ def test_forfeit_rejections(game, alice, bob, carol):
         "You can only forfeit on your own turn.",
     )
     assert_rejected(
-        rejections.NotAPlayer, lambda: services.forfeit(game_id=game.pk, user=carol)
+        refusals.NotAPlayer, lambda: services.forfeit(game_id=game.pk, user=carol)
     )
     services.forfeit(game_id=game.pk, user=alice)
     assert_rejected(rules.GameOver, lambda: services.forfeit(game_id=game.pk, user=bob))
     open_game = services.create_game(creator=carol)
     assert_rejected(
-        rejections.GameNotStarted,
+        refusals.GameNotStarted,
         lambda: services.forfeit(game_id=open_game.pk, user=carol),
     )
 
@@ -188,12 +188,12 @@ def test_rematch_swaps_sides_and_keeps_history(game, alice, bob):
 
 def test_rematch_rejections(game, carol, alice):
     assert_rejected(
-        rejections.GameNotFinished,
+        refusals.GameNotFinished,
         lambda: services.rematch(game_id=game.pk, user=alice),
     )
     services.forfeit(game_id=game.pk, user=alice)
     assert_rejected(
-        rejections.NotAPlayer, lambda: services.rematch(game_id=game.pk, user=carol)
+        refusals.NotAPlayer, lambda: services.rematch(game_id=game.pk, user=carol)
     )
 
 
@@ -350,12 +350,12 @@ def test_abort_is_refused_once_both_have_moved(game, alice, bob, carol, play):
             TOO_LATE,
         )
     assert_rejected(
-        rejections.NotAPlayer,
+        refusals.NotAPlayer,
         lambda: services.abort(game_id=game.pk, user=carol),
         "You are not a player in this game.",
     )
     assert_rejected(
-        rejections.GameNotFound, lambda: services.abort(game_id=10**6, user=alice)
+        refusals.GameNotFound, lambda: services.abort(game_id=10**6, user=alice)
     )
 
 
@@ -377,7 +377,7 @@ def test_a_finished_or_aborted_game_cannot_be_aborted(game, alice, bob, play):
 
 def test_third_user_cannot_abort_at_zero_moves(game, carol):
     assert_rejected(
-        rejections.NotAPlayer,
+        refusals.NotAPlayer,
         lambda: services.abort(game_id=game.pk, user=carol),
         "You are not a player in this game.",
     )
@@ -386,7 +386,7 @@ def test_third_user_cannot_abort_at_zero_moves(game, carol):
 def test_the_creator_withdraws_an_open_game(alice, bob):
     open_game = services.create_game(creator=alice, side="o")
     assert_rejected(
-        rejections.NotAPlayer, lambda: services.abort(game_id=open_game.pk, user=bob)
+        refusals.NotAPlayer, lambda: services.abort(game_id=open_game.pk, user=bob)
     )
     services.abort(game_id=open_game.pk, user=alice)
     stored = Game.objects.get(pk=open_game.pk)
@@ -400,7 +400,7 @@ def test_the_creator_withdraws_an_open_game(alice, bob):
         "This game was aborted: it cannot be joined.",
     )
     assert_rejected(
-        rejections.NoOpponent,
+        refusals.NoOpponent,
         lambda: services.rematch(game_id=open_game.pk, user=alice),
         "Nobody joined this game: start a new one from the lobby.",
     )
@@ -468,7 +468,7 @@ def test_unanswered_games_against_one_opponent_are_limited(alice, bob, carol, pl
     play(first, (0, 0))  # alice moved; bob has not: still unanswered
     services.create_game(creator=alice, opponent=bob, side="o")
     assert_rejected(
-        rejections.TooManyUnstartedGames,
+        refusals.TooManyUnstartedGames,
         lambda: services.create_game(creator=alice, opponent=bob),
         "You already have 2 games against bob in which they have not moved yet. "
         "Wait for them to move, or abort one of those games.",
@@ -487,7 +487,7 @@ def test_unanswered_games_in_all_are_limited(alice, bob, carol, make_user):
     aborted = services.create_game(creator=alice, opponent=carol)
     dave = make_user("dave")
     assert_rejected(
-        rejections.TooManyUnstartedGames,
+        refusals.TooManyUnstartedGames,
         lambda: services.create_game(creator=alice, opponent=dave),
         "You already have 2 games in which your opponent has not moved yet. "
         "Wait for them to move, or abort one of those games.",

@@ -11,7 +11,7 @@ from django.db import connection
 from django.db.models import F
 
 from accounts import services as account_services
-from games import rejections, rules, services
+from games import refusals, rules, services
 from games.models import Game, Move
 from games.sql import MOVE_READ
 
@@ -59,7 +59,7 @@ def test_move_out_of_turn(game, bob):
 
 def test_move_by_someone_not_in_the_game(game, carol):
     assert_rejected(
-        rejections.NotAPlayer,
+        refusals.NotAPlayer,
         lambda: services.play_move(game_id=game.pk, user=carol, row=0, col=0),
         "You are not a player in this game.",
     )
@@ -77,7 +77,7 @@ def test_move_after_the_game_is_over(game, play, bob):
 def test_move_in_a_game_waiting_for_an_opponent(alice):
     open_game = services.create_game(creator=alice)
     assert_rejected(
-        rejections.GameNotStarted,
+        refusals.GameNotStarted,
         lambda: services.play_move(game_id=open_game.pk, user=alice, row=0, col=0),
     )
 
@@ -85,12 +85,12 @@ def test_move_in_a_game_waiting_for_an_opponent(alice):
 def test_stale_ply_is_rejected(game, alice, bob):
     services.play_move(game_id=game.pk, user=alice, row=0, col=0, ply=0)
     assert_rejected(
-        rejections.StaleMove,
+        refusals.StaleMove,
         lambda: services.play_move(game_id=game.pk, user=bob, row=1, col=1, ply=0),
     )
     # The same double-submitted move by alice is stale too, not "not your turn".
     assert_rejected(
-        rejections.StaleMove,
+        refusals.StaleMove,
         lambda: services.play_move(game_id=game.pk, user=alice, row=0, col=1, ply=0),
     )
     services.play_move(game_id=game.pk, user=bob, row=1, col=1, ply=1)
@@ -157,7 +157,7 @@ def test_a_move_tries_again_while_the_game_changes_under_it(game, alice):
 def test_a_move_gives_up_on_a_game_that_keeps_changing(game, alice):
     with (
         meanwhile(_someone_else_writes(game), times=3),
-        pytest.raises(rejections.Conflict) as refused,
+        pytest.raises(refusals.Conflict) as refused,
     ):
         services.play_move(game_id=game.pk, user=alice, row=1, col=1, ply=0)
     assert refused.value.message == (
@@ -170,7 +170,7 @@ def test_a_move_gives_up_on_a_game_that_keeps_changing(game, alice):
 
 def test_move_in_a_missing_game(alice):
     assert_rejected(
-        rejections.GameNotFound,
+        refusals.GameNotFound,
         lambda: services.play_move(game_id=987654, user=alice, row=0, col=0),
     )
 

@@ -2,7 +2,7 @@
 
 The Django side calls one function: `publish_on_commit(change)`, with a
 `Change` (a game's id, its new version, whose lobbies care, whether the open
-games changed) from games.services, or an `AccountChanged` (a user whose
+games changed) from games.signals, or an `AccountChanged` (a user whose
 sessions may have ended) from games.live.accounts and accounts.user_sessions.
 After commit, every server process hears it through the broker in use; the
 `Hub` of each process wakes the streams that care, and each stream tells its
@@ -19,19 +19,20 @@ The modules, in the order a change crosses them:
 - `outages`: one log line when Redis or PostgreSQL goes and one when it is
   back; the listeners' reconnect pace;
 - `hub`: the `Hub` of each process (its open streams, by game and by lobby
-  user), `Subscriber` (one stream), `Coalescer` (lobby refreshes at most once
-  a second);
-- `streams`: the SSE stream handler, reached from tictactoe_site.server.asgi before
-  Django (the `.../events/` entries of games.urls are placeholders for
+  user, and their keep-alive pings); `listeners`: its broker listener and the
+  database catch-up; `subscribers`: `Subscriber` (one stream), `Coalescer`
+  (lobby refreshes at most once a second); `rechecks`: the streams' sessions
+  re-checked after a notice;
+- `streams`: the SSE stream handler, reached from tictactoe_site.server.asgi
+  before Django (the `.../events/` entries of games.urls are placeholders for
   `{% url %}`);
 - `sessions`: whom a stream's session cookie logs in, as Django's middleware
   would decide;
 - `accounts`: the receivers that publish an `AccountChanged` on logout,
   password change, deactivation or deletion.
 
-The seed's events (game created, joined, move made, game ended:
-games.signals) are still sent by the services for whoever listens (the log
-lines, the metrics); live updates do not go through them.
+A game's change is published by games.signals, beside the game's signals:
+the services call one function there per change.
 """
 
 import functools

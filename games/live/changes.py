@@ -20,18 +20,6 @@ class Change:
     # an open game was withdrawn).
     open_games: bool = False
 
-    @classmethod
-    def of(cls, game, *, open_games: bool = False) -> "Change":
-        """The change `game` (a Game as just saved, with its new version)
-        brings to its viewers and its players' lobbies."""
-        players = (game.player_x_id, game.player_o_id)
-        return cls(
-            game.pk,
-            game.version,
-            tuple(pk for pk in set(players) if pk is not None),
-            open_games,
-        )
-
     @property
     def key(self) -> int:
         """What a backlog keeps one of: a game's latest change."""

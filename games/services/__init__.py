@@ -2,11 +2,11 @@
 
 Each action locks the game row (`select_for_update`; on SQLite the IMMEDIATE
 transaction serialises writers instead), lets `games.rules` decide, writes the
-Move and the Game together, and sends its signals (games.signals) and its live
-change (games.live.publish_on_commit) only after commit. A move, the busiest
+Move and the Game together, and tells others through games.signals (the game's
+signals and its live change, both after commit). A move, the busiest
 action, decides before it takes the write lock and then writes only if the game
 is still as it read it (see `play_move`). A rejected action raises a
-`rules.Rejected` subclass (games.rules, games.rejections) and leaves the stored
+`rules.Rejected` subclass (games.rules, games.refusals) and leaves the stored
 game untouched.
 
 The modules, by subject: `games` (create, join, invitations, rematch), `moves`

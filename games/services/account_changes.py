@@ -8,8 +8,9 @@ from django.contrib.auth.base_user import AbstractBaseUser as User
 from django.db.models import Exists, F
 from django.utils import timezone
 
-from .. import live
-from ..models import Game, GameStatus
+from .. import signals
+from ..choices import GameStatus
+from ..models import Game
 from .moves import abort, forfeit
 from .transactions import atomic_action, locked_game
 
@@ -24,7 +25,7 @@ def names_changed(*, user: User) -> None:
     games = Game.objects.of(user)
     games.update(version=F("version") + 1, updated_at=timezone.now())
     for game in games.only("version", "player_x", "player_o").order_by("pk"):
-        live.publish_on_commit(live.Change.of(game))
+        signals.changed(game)
 
 
 @atomic_action

@@ -5,7 +5,7 @@ from django.contrib.auth.base_user import AbstractBaseUser as User
 from django.db.models import F
 
 from ..models import Block, Game
-from ..rejections import Blocked, CannotBlockSelf
+from ..refusals import Blocked, CannotBlockSelf
 from .transactions import atomic_action
 
 

@@ -13,10 +13,11 @@ from django.contrib.auth.base_user import AbstractBaseUser as User
 from django.db.models import Count, Q
 from django.utils.translation import gettext_lazy, ngettext
 
-from .. import live, rules, signals
+from .. import rules, signals
+from ..choices import GameStatus
 from ..field_lists import GAME_ROW_PLAYERS
-from ..models import Game, GameStatus, Invitation, Series
-from ..rejections import (
+from ..models import Game, Invitation, Series
+from ..refusals import (
     AlreadyInGame,
     GameFull,
     GameNotFinished,
@@ -31,7 +32,7 @@ from ..rejections import (
     TooManyUnstartedGames,
 )
 from .blocking import check_not_blocked
-from .transactions import after_commit, atomic_action, locked_game
+from .transactions import atomic_action, locked_game
 
 Side = Literal["x", "o", "random"]
 SIDES: tuple[Side, ...] = ("x", "o", "random")
@@ -128,8 +129,7 @@ def create_game(
         rematch_of=rematch_of,
         created_by=creator,
     )
-    after_commit(signals.game_created, game=game, player_x=x, player_o=o)
-    live.publish_on_commit(live.Change.of(game, open_games=game.is_waiting))
+    signals.created(game, player_x=x, player_o=o)
     return game
 
 
@@ -172,8 +172,7 @@ def _join(game: Game, user) -> Game:
             "updated_at",
         ]
     )
-    after_commit(signals.game_joined, game=game, player=user, mark=mark.value)
-    live.publish_on_commit(live.Change.of(game, open_games=True))
+    signals.joined(game, player=user, mark=mark.value)
     return game
 
 
@@ -257,5 +256,5 @@ def rematch(*, game_id: int, user: User) -> Game:
     # viewers must see. Its place in the lobby (updated_at) stays.
     game.version += 1
     game.save(update_fields=["version"])
-    live.publish_on_commit(live.Change.of(game))
+    signals.changed(game)
     return rematch_game

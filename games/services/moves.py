@@ -6,10 +6,10 @@ from django.contrib.auth.base_user import AbstractBaseUser as User
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
-from .. import live, rules, signals, sql
+from .. import rules, signals, sql
 from ..field_lists import MOVE_READ_FIELDS, STATE_FIELDS
 from ..models import Game, Move
-from ..rejections import (
+from ..refusals import (
     Conflict,
     GameNotFound,
     GameNotStarted,
@@ -17,7 +17,7 @@ from ..rejections import (
     StaleMove,
 )
 from .scoring import record_end
-from .transactions import after_commit, atomic_action, locked_game
+from .transactions import atomic_action, locked_game
 
 
 def _set_state(game: Game, state: rules.GameState) -> None:
@@ -41,7 +41,7 @@ def _save_end(game: Game, state: rules.GameState) -> None:
     game.save(update_fields=[*STATE_FIELDS, "aborted_by"])
     record_end(game, state)
     # An aborted game with a free side was an open game.
-    live.publish_on_commit(live.Change.of(game, open_games=not game.has_both_players))
+    signals.changed(game, open_games=not game.has_both_players)
 
 
 # A move decides without holding the write lock, then writes only if the game
@@ -80,16 +80,9 @@ def play_move(
             with transaction.atomic():
                 if not _store_move(game, move, seen_version=seen_version):
                     continue  # the game changed since it was read
-                after_commit(
-                    signals.move_made,
-                    game=game,
-                    move=move,
-                    player=user,
-                    mark=mark.value,
-                    row=row,
-                    col=col,
+                signals.moved(
+                    game, move=move, player=user, mark=mark.value, row=row, col=col
                 )
-                live.publish_on_commit(live.Change.of(game))
                 if state.status.is_over:
                     record_end(game, state)
         except IntegrityError as exc:
@@ -128,7 +121,7 @@ def _decide_move(
 def _game_for_move(game_id: int) -> Game:
     """The game, with whether each player's account is open (`x_active`,
     `o_active`), in one statement."""
-    if not sql.is_storable_pk(Game, game_id):
+    if not Game.can_be_pk(game_id):
         raise GameNotFound()
     with connection.cursor() as cursor:
         cursor.execute(sql.MOVE_READ, [game_id])

@@ -6,16 +6,10 @@ from django.db import connection
 from django.db.models import Case, Count, F, PositiveIntegerField, Q, When
 
 from .. import rules, signals, sql
-from ..models import (
-    RESULT_STATUSES,
-    Game,
-    GameStatus,
-    PlayerRecord,
-    PlayerResult,
-    Series,
-)
+from ..choices import RESULT_STATUSES, GameStatus
+from ..models import Game, PlayerRecord, PlayerResult, Series
 from ..result_rows import COUNTERS, ResultRow, counter_for, result_rows
-from .transactions import after_commit, atomic_action
+from .transactions import atomic_action
 
 
 def record_end(game: Game, state: rules.GameState) -> None:
@@ -28,12 +22,7 @@ def record_end(game: Game, state: rules.GameState) -> None:
         _record_results(game)
     else:
         _list_aborted(game)
-    after_commit(
-        signals.game_ended,
-        game=game,
-        status=game.status,
-        winner=winner.value if winner else None,
-    )
+    signals.ended(game, winner=winner.value if winner else None)
 
 
 def _count_in_series(game: Game, winner: rules.Mark | None) -> None:

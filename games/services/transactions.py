@@ -1,15 +1,14 @@
-"""What every game service shares: one transaction per service (`atomic_action`),
-the locked read of a game (`locked_game`), and signals sent once the transaction
-commits (`after_commit`)."""
+"""What every game service shares: one transaction per service (`atomic_action`)
+and the locked read of a game (`locked_game`)."""
 
 from collections.abc import Callable
-from functools import partial, wraps
+from functools import wraps
 
 from django.db import IntegrityError, transaction
 
 from ..field_lists import LOCKED_FIELDS
 from ..models import Game
-from ..rejections import Conflict, GameNotFound
+from ..refusals import Conflict, GameNotFound
 
 
 def locked_game(game_id: int) -> Game:
@@ -24,11 +23,6 @@ def locked_game(game_id: int) -> Game:
         )
     except (Game.DoesNotExist, ValueError, TypeError, OverflowError):
         raise GameNotFound() from None
-
-
-def after_commit(signal, **payload) -> None:
-    send: Callable[[], object] = partial(signal.send, sender=Game, **payload)
-    transaction.on_commit(send)
 
 
 def atomic_action[**P, R](service: Callable[P, R]) -> Callable[P, R]:

@@ -1,12 +1,12 @@
-"""games.rejections: every refusal has its own HTTP status, the one docs/routes.md
+"""games.refusals: every refusal has its own HTTP status, the one docs/routes.md
 documents ("Refusals"); none falls through to a default."""
 
 from types import SimpleNamespace
 
 import pytest
 
-from games import rejections, rules
-from games.rejections import Blocked
+from games import refusals, rules
+from games.refusals import Blocked
 
 
 def every_refusal(base: type = rules.Rejected) -> set[type]:
@@ -17,7 +17,7 @@ def every_refusal(base: type = rules.Rejected) -> set[type]:
 
 
 def test_every_refusal_has_a_status_of_its_own():
-    assert every_refusal() - rejections.REJECTION_STATUS.keys() == set()
+    assert every_refusal() - refusals.REFUSAL_STATUS.keys() == set()
 
 
 def test_the_walk_finds_the_rules_and_the_services_refusals():
@@ -58,4 +58,4 @@ def test_each_refusal_maps_to_the_documented_status(cls):
     refusal = (
         cls(SimpleNamespace(get_username=lambda: "bob")) if cls is Blocked else cls()
     )
-    assert rejections.status_for(refusal) == DOCUMENTED_STATUS[cls.__name__]
+    assert refusals.status_for(refusal) == DOCUMENTED_STATUS[cls.__name__]

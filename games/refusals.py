@@ -3,7 +3,7 @@
 Each refusal is a `rules.Rejected` with a message for people. The rules' own
 refusals (a cell taken, not your turn, ...) stay in games.rules, which imports
 nothing of Django; the services add those that need the database (no such game,
-a limit, a block). `REJECTION_STATUS` maps both to the status docs/routes.md
+a limit, a block). `REFUSAL_STATUS` maps both to the status docs/routes.md
 documents, and a test fails if a refusal is missing from it.
 
 The rules' messages are English, marked with rules.gettext_noop; those here are
@@ -111,7 +111,7 @@ class Conflict(rules.Rejected):
 
 # 400 bad input, 403 not allowed, 404 nothing there, 409 the game's state
 # refuses it, 410 an invitation closed, 429 a limit.
-REJECTION_STATUS: dict[type[rules.Rejected], int] = {
+REFUSAL_STATUS: dict[type[rules.Rejected], int] = {
     rules.OutsideBoard: 400,
     InvalidSide: 400,
     CannotBlockSelf: 400,
@@ -140,7 +140,7 @@ REJECTION_STATUS: dict[type[rules.Rejected], int] = {
 
 
 def status_for(exc: rules.Rejected) -> int:
-    return REJECTION_STATUS[type(exc)]
+    return REFUSAL_STATUS[type(exc)]
 
 
 def refusal_text(exc: rules.Rejected) -> str:
