@@ -25,8 +25,7 @@ def player_named(username: str):
 
 def parse_digits(text: str, max_digits: int) -> int | None:
     """`text` as a whole number when it is plain ASCII digits (no sign, decimal,
-    exponent or other script), at most `max_digits` of them; else None. The one
-    number parser for forms and the live streams' versions."""
+    exponent or other script), at most `max_digits` of them; else None."""
     if text.isascii() and text.isdigit() and len(text) <= max_digits:
         return int(text)
     return None

@@ -17,7 +17,8 @@ from django.urls import reverse
 
 from games import services
 from games.live import Change
-from games.live.hub import KEEPALIVE_SLICES, Subscriber, hub
+from games.live.hub import KEEPALIVE_SLICES, hub
+from games.live.subscribers import Subscriber
 from games.live.wire import decode, encode
 
 from .support.asgi import BOUND, Stream, in_thread, move, run, sessionid

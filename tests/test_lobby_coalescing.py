@@ -1,4 +1,4 @@
-"""Lobby news is coalesced per process (games.live.hub.Coalescer): one user
+"""Lobby news is coalesced per process (games.live.subscribers.Coalescer): one user
 creating and aborting open games over and over wakes each lobby stream at most
 once a second, and the last change always arrives (the trailing edge).
 
@@ -11,7 +11,8 @@ import pytest
 
 from games import services
 from games.live import Change
-from games.live.hub import Coalescer, Hub, Subscriber, hub
+from games.live.hub import Hub, hub
+from games.live.subscribers import Coalescer, Subscriber
 
 from .support.asgi import BOUND, Stream, in_thread, run, sessionid
 

@@ -1,27 +1,24 @@
 """The `Hub` of each server process: its open streams, by game and by lobby
-user. It keeps, per open stream, only the latest version (a `Subscriber`:
-bounded memory), wakes the streams a change concerns, and the lobbies at most
-once a second (`Coalescer`). It listens to the broker in use
-(games.live.brokers) from the server's event loop; it ends the streams of a
-user whose sessions may have ended (an AccountChanged notice) once their
-sessions, re-checked in a thread (games.live.sessions), no longer log them in.
+user. It wakes the streams a change concerns (games.live.subscribers: the
+lobbies at most once a second), pings them all from one keep-alive ticker,
+listens to the broker in use from the server's event loop
+(games.live.listeners), and ends the streams of a user whose sessions may have
+ended (an AccountChanged notice) once their sessions no longer log them in
+(games.live.rechecks).
 """
 
 import asyncio
-import contextlib
 import logging
 import time
-from pathlib import Path
 
 from django.conf import settings
-from django.db import close_old_connections
 
-from games.models import Game
 from tictactoe_site.ops import metrics
 
-from . import sessions
-from .brokers import datagrams, postgres_notify, redis_pubsub
 from .changes import AccountChanged, Change
+from .listeners import Listener, current_versions
+from .rechecks import SessionRechecks
+from .subscribers import LOBBY_INTERVAL_SECONDS, Coalescer, Subscriber
 from .wire import decode
 
 logger = logging.getLogger("games.live")
@@ -32,105 +29,6 @@ logger = logging.getLogger("games.live")
 # stream, and no burst of every ping at once).
 KEEPALIVE_SECONDS = 15.0
 KEEPALIVE_SLICES = 15
-
-
-class Subscriber:
-    """One open stream: the latest version (or lobby refresh count) it has not
-    sent yet, and a wake-up."""
-
-    __slots__ = (
-        "_event",
-        "pending",
-        "changed",
-        "ping_due",
-        "closed",
-        "slice",
-        "user_id",
-        "session_key",
-    )
-
-    def __init__(self, slice_: int = 0) -> None:
-        self._event = asyncio.Event()
-        self.pending = 0  # the newest version (or a counter) not yet sent
-        self.changed = False  # a change arrived since the last wake-up
-        self.ping_due = False
-        self.closed = False
-        self.slice = slice_
-        # Whose stream it is, once admitted (Hub.admit).
-        self.user_id: int | None = None
-        self.session_key: str | None = None
-
-    def notify(self, version: int) -> None:
-        if version > self.pending:
-            self.pending = version
-        self.changed = True
-        self._event.set()
-
-    def ping(self) -> None:
-        self.ping_due = True
-        self._event.set()
-
-    def close(self) -> None:
-        self.closed = True
-        self._event.set()
-
-    async def wait(self) -> tuple[bool, bool]:
-        """Until a change, a ping or the end: (a change arrived, a ping is due)."""
-        await self._event.wait()
-        self._event.clear()
-        woke = self.changed, self.ping_due
-        self.changed = self.ping_due = False
-        return woke
-
-
-# Lobby refreshes reach this process's lobby streams at most once a second
-# (Coalescer): one user creating and aborting open games over and over costs
-# each lobby at most one re-render a second, and the hub one pass over the
-# lobbies a second rather than one per change.
-LOBBY_INTERVAL_SECONDS = 1.0
-
-
-class Coalescer:
-    """Calls `flush` at most once per `interval` seconds: asked after a quiet
-    interval, at once (the leading edge); asked within the interval, once at
-    its end (the trailing edge, so the last change always arrives). `clock`
-    tells the time in seconds; `schedule(delay, callback)` calls `callback`
-    after `delay` seconds and returns a handle with cancel() (the event loop's
-    call_later). Runs on one thread: the event loop's."""
-
-    def __init__(self, interval: float, flush, *, clock, schedule) -> None:
-        self.interval = interval
-        self._flush = flush
-        self._clock = clock
-        self._schedule = schedule
-        self._last: float | None = None  # when flush was last called
-        self._handle = None  # the trailing flush, while one is due
-
-    def flush_soon(self) -> None:
-        if self._handle is not None:
-            return  # the trailing flush covers this call too
-        now = self._clock()
-        if self._last is None or now - self._last >= self.interval:
-            self._run(now)
-        else:
-            self._handle = self._schedule(
-                self._last + self.interval - now, self._trailing
-            )
-
-    def _trailing(self) -> None:
-        self._handle = None
-        self._run(self._clock())
-
-    def _run(self, now: float) -> None:
-        self._last = now
-        self._flush()
-
-    def cancel(self) -> None:
-        """Forget the trailing flush due (the hub stops)."""
-        if self._handle is not None:
-            self._handle.cancel()
-            self._handle = None
-        self._last = None
 
 
 class Hub:
@@ -144,7 +42,7 @@ class Hub:
         # Account notices heard so far: a stream compares it before and after
         # reading its session, so that a notice in between is not missed.
         self.account_notices = 0
-        self._rechecks: set[asyncio.Task] = set()
+        self._rechecks = SessionRechecks()
         self._lobby_counter = 0
         # The lobbies the changes since the last refresh concern: these users',
         # or every lobby when the open games changed.
@@ -162,9 +60,7 @@ class Hub:
         self._next_slice = 0
         self._ticks = 0
         self._ticker: asyncio.Task | None = None
-        self._listener: asyncio.Task | None = None
-        self._datagrams: asyncio.DatagramTransport | None = None
-        self._socket_path: Path | None = None
+        self._listener = Listener()
 
     # Life cycle (ASGI lifespan) -------------------------------------------------
 
@@ -174,43 +70,20 @@ class Hub:
         self.accepting = True
         if self._ticker is None or self._ticker.done():
             self._ticker = asyncio.create_task(self._keep_alive())
-        if self._datagrams is not None or (
-            self._listener is not None and not self._listener.done()
-        ):
+        if self._listener.running:
             return  # listening already
         # Set while every change published from now on reaches this hub.
         self.listening = asyncio.Event()
-        if settings.REDIS_URL:
-            self._listener = asyncio.create_task(
-                redis_pubsub.listen(self, settings.REDIS_URL)
-            )
-        elif postgres_notify.in_use():
-            self._listener = asyncio.create_task(postgres_notify.listen(self))
-        elif (directory := datagrams.socket_directory()) is not None:
-            self._socket_path = directory / datagrams.socket_name()
-            self._listener = asyncio.create_task(self._listen_datagrams())
-            self._listener.add_done_callback(_log_failure)
-        else:
+        if not self._listener.start(self):
             self.listening.set()  # in memory: publish tells this hub directly
 
     def stop(self) -> None:
         if self._ticker is not None:
             self._ticker.cancel()
             self._ticker = None
-        if self._listener is not None:
-            self._listener.cancel()
-            self._listener = None
-        if self._datagrams is not None:
-            self._datagrams.close()
-            self._datagrams = None
-        if self._socket_path is not None:
-            self._socket_path.unlink(missing_ok=True)
-            with contextlib.suppress(OSError):  # the last process out tidies up
-                self._socket_path.parent.rmdir()
-            self._socket_path = None
+        self._listener.stop()
         self.close_streams()
-        for task in self._rechecks:
-            task.cancel()
+        self._rechecks.cancel()
         self.lobby_refresh.cancel()
         self._lobby_users.clear()
         self._every_lobby = False
@@ -281,36 +154,14 @@ class Hub:
         opening meanwhile need not re-check theirs)."""
         subscribers = self.users.get(user_id)
         if subscribers:
-            self._recheck(list(subscribers), end_if_unsure=True)
-
-    def _recheck(self, subscribers: list[Subscriber], *, end_if_unsure: bool) -> None:
-        task = asyncio.create_task(self._end_lapsed(subscribers, end_if_unsure))
-        self._rechecks.add(task)
-        task.add_done_callback(self._rechecks.discard)
-
-    async def _end_lapsed(self, subscribers: list[Subscriber], end_if_unsure: bool):
-        """End the streams whose session no longer logs their user in. When
-        that cannot be told (the database is away), `end_if_unsure`: end them
-        all (the browsers reconnect and are authenticated afresh)."""
-        opened_as = {s.session_key: s.user_id for s in subscribers}
-        try:
-            lapsed = await asyncio.to_thread(sessions.lapsed, opened_as)
-        except Exception:
-            if not end_if_unsure:
-                logger.warning("live streams' sessions not re-checked", exc_info=True)
-                return
-            logger.warning("live streams' sessions not re-checked; ending them")
-            lapsed = set(opened_as)
-        for subscriber in subscribers:
-            if subscriber.session_key in lapsed:
-                subscriber.close()
+            self._rechecks.start(list(subscribers), end_if_unsure=True)
 
     def _recheck_everyone(self) -> None:
         """After the broker connection was lost, notices may have been missed:
         a precaution, so a failure ends nothing (the outage ended no session)."""
         subscribers = [s for group in self.users.values() for s in group]
         if subscribers:
-            self._recheck(subscribers, end_if_unsure=False)
+            self._rechecks.start(subscribers, end_if_unsure=False)
 
     # Keep-alive ----------------------------------------------------------------
 
@@ -380,17 +231,11 @@ class Hub:
         self._every_lobby = True
         self.lobby_refresh.flush_soon()
 
-    async def _listen_datagrams(self) -> None:
-        self._datagrams = await datagrams.listen(
-            self._socket_path, self.deliver_payload
-        )
-        self.listening.set()
-
     async def resync(self) -> None:
         """Wake every stream with the current version of its game, read from
         the database: what was sent before the listener listened."""
         metrics.LIVE_RESYNCS.inc()
-        self._catch_up(await asyncio.to_thread(_versions, [*self.games]))
+        self._catch_up(await asyncio.to_thread(current_versions, [*self.games]))
 
 
 def _discard(table: dict, key: int, subscriber: Subscriber) -> None:
@@ -399,20 +244,6 @@ def _discard(table: dict, key: int, subscriber: Subscriber) -> None:
         subscribers.discard(subscriber)
         if not subscribers:
             del table[key]
-
-
-def _versions(game_ids: list[int]) -> dict[int, int]:
-    """The current version of each game (in a thread: the ORM is synchronous)."""
-    close_old_connections()
-    try:
-        return dict(Game.objects.filter(pk__in=game_ids).values_list("pk", "version"))
-    finally:
-        close_old_connections()
-
-
-def _log_failure(task: asyncio.Task) -> None:
-    if not task.cancelled() and task.exception() is not None:
-        logger.error("live updates cannot listen", exc_info=task.exception())
 
 
 hub = Hub()

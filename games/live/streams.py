@@ -32,7 +32,6 @@ from django.db import InterfaceError, OperationalError, close_old_connections
 from django.http.cookie import parse_cookie
 from django.http.request import split_domain_port, validate_host
 
-from games.forms import parse_digits
 from games.models import Game
 from tictactoe_site.lib.error_pages import DATABASE_UNAVAILABLE, RETRY_AFTER_SECONDS
 from tictactoe_site.ops import logs, metrics
@@ -182,6 +181,10 @@ async def _admitted(
     return True
 
 
+# A version the client sends: plain ASCII digits, no sign, at most nine of them.
+VERSION = re.compile(r"[0-9]{1,9}")
+
+
 class BadVersion(ValueError):
     message = "Bad request: Last-Event-ID and v must be a game version (digits)."
 
@@ -198,10 +201,9 @@ def _last_seen(scope) -> int | None:
                 value = raw
     if not value:
         return None
-    version = parse_digits(value, max_digits=9)
-    if version is None:
+    if VERSION.fullmatch(value) is None:
         raise BadVersion()
-    return version
+    return int(value)
 
 
 def _event(data: str, *, event: str | None = None, event_id: int | None = None):
@@ -329,7 +331,7 @@ async def game_stream(scope, receive, send, game_id: int) -> None:
 async def lobby_stream(scope, receive, send) -> None:
     """`data: refresh` when one of the viewer's games or the open games change;
     at most one a second, however busy the site is (the hub refreshes lobbies
-    at most once per LOBBY_INTERVAL_SECONDS: games.live.hub.Coalescer)."""
+    at most once per LOBBY_INTERVAL_SECONDS: games.live.subscribers.Coalescer)."""
     if await _bad_request(scope, send):
         return
     notices = hub.account_notices

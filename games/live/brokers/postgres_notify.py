@@ -6,7 +6,6 @@ connection resyncs from the database once it is back."""
 import asyncio
 import logging
 import time
-from typing import TYPE_CHECKING
 
 from django.db import DatabaseError, connection
 
@@ -18,9 +17,7 @@ from ..outages import (
     outage,
 )
 from ..wire import encode
-
-if TYPE_CHECKING:
-    from ..hub import Hub
+from . import Receiver
 
 logger = logging.getLogger("games.live")
 
@@ -36,7 +33,7 @@ def publish(change: Change | AccountChanged) -> None:
         cursor.execute("SELECT pg_notify(%s, %s)", [CHANNEL, encode([change])])
 
 
-async def listen(hub: "Hub") -> None:
+async def listen(hub: Receiver) -> None:
     """LISTEN for changes from every process; reconnect and catch up on loss."""
     import psycopg
 

@@ -12,7 +12,6 @@ import logging
 import threading
 import time
 import urllib.parse
-from typing import TYPE_CHECKING
 
 from django.db import DatabaseError, close_old_connections, connection
 
@@ -26,9 +25,7 @@ from ..outages import (
     outage,
 )
 from ..wire import encode
-
-if TYPE_CHECKING:
-    from ..hub import Hub
+from . import Receiver
 
 logger = logging.getLogger("games.live")
 
@@ -155,7 +152,7 @@ def publish(url: str, change: Change | AccountChanged) -> None:
     _publisher(url, redis_channel()).publish(change)
 
 
-async def listen(hub: "Hub", url: str) -> None:
+async def listen(hub: Receiver, url: str) -> None:
     """SUBSCRIBE to changes from every process; reconnect and catch up on
     loss. The database names the channel and tells the versions to catch
     up with: its failures are told apart from Redis's."""
