@@ -33,7 +33,8 @@ from django.utils import timezone, translation
 from tictactoe_site.jobs.mail import built_by_worker
 from tictactoe_site.lib.times import local_text
 
-from .models import Preferences, language_named, zone_named
+from .middleware import language_named, zone_named
+from .models import Preferences
 
 RESET = "account/email/password_reset_key"
 CONFIRMATIONS = (

@@ -16,7 +16,7 @@ from django.db import IntegrityError, transaction
 from django.utils.translation import gettext_lazy as _
 
 from . import usernames
-from .models import zone_named
+from .middleware import zone_named
 
 WRONG_PASSWORD = _("That is not your current password.")
 JUST_TAKEN = _("That username was just taken: choose another.")
@@ -143,7 +143,7 @@ def language_choices() -> list[tuple[str, str]]:
 
 @functools.cache
 def zone_groups() -> tuple[tuple[str, tuple[tuple[str, str], ...]], ...]:
-    """The zones a player may choose (those accounts.models.zone_named stores as
+    """The zones a player may choose (those accounts.middleware.zone_named stores as
     they are named: no alias of UTC, nor the server's own), by region:
     ("Asia", (("Asia/Tokyo", "Tokyo"), ...)). Names without a region
     ("Japan", "EST") come last, under "" (the form names that group)."""

@@ -36,8 +36,15 @@ from django.core.cache import caches
 from django.utils import timezone, translation
 
 from tictactoe_site.lib.deferred import defer
+from tictactoe_site.lib.times import UTC_NAMES
 
-from .models import Guest, Preferences, TurnEmailPreference, language_named, zone_named
+from .models import (
+    MAX_ZONE_NAME,
+    Guest,
+    Preferences,
+    TurnEmailPreference,
+    language_codes,
+)
 
 # The session's copy of the logged-in player's preferences:
 # {"user": their id as the session holds it, "language": ..., "time_zone": ...}.
@@ -61,6 +68,33 @@ SEEN_CACHE = "seen"
 
 
 # -- language and time zone ---------------------------------------------------------
+
+
+def language_named(code: str) -> str | None:
+    """`code` if it is one of the languages the site ships, else None (at once
+    for "", the language of most sessions: not chosen)."""
+    return code if code and code in language_codes() else None
+
+
+# Names in the time zone database that are not a place's zone: the server's own
+# ("localtime", "posixrules") and one for no zone at all ("Factory").
+NOT_ZONES = frozenset({"localtime", "posixrules", "Factory"})
+
+
+@functools.cache
+def _zone_names() -> frozenset[str]:
+    return frozenset(zoneinfo.available_timezones())
+
+
+def zone_named(name: str) -> str | None:
+    """The zone `name` stands for, as stored: an IANA name the system knows
+    ("UTC" for every name of UTC or GMT), or None for anything else (a path,
+    a typo, an offset such as "+03:00", the server's own zone)."""
+    if not isinstance(name, str) or len(name) > MAX_ZONE_NAME:
+        return None
+    if name in UTC_NAMES:
+        return "UTC"
+    return name if name in _zone_names() and name not in NOT_ZONES else None
 
 
 def _session_copy(user, preferences: Preferences | None) -> dict:

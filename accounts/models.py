@@ -3,15 +3,10 @@ key that makes each username one of its kind (accounts.usernames), the counts
 of the rate limits, which accounts are guests, and each player's language
 and time zone."""
 
-import functools
-import zoneinfo
-
 from django.conf import settings
 from django.db import models
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
-
-from tictactoe_site.lib.times import UTC_NAMES
 
 
 class TurnEmailPreference(models.Model):
@@ -113,33 +108,8 @@ def language_codes() -> list[str]:
     return [code for code, _name in settings.LANGUAGES]
 
 
-def language_named(code: str) -> str | None:
-    """`code` if it is one of the languages the site ships, else None (at once
-    for "", the language of most sessions: not chosen)."""
-    return code if code and code in language_codes() else None
-
-
-# Names in the time zone database that are not a place's zone: the server's own
-# ("localtime", "posixrules") and one for no zone at all ("Factory").
-NOT_ZONES = frozenset({"localtime", "posixrules", "Factory"})
 # Longer than any IANA name; Preferences.time_zone holds this many.
 MAX_ZONE_NAME = 64
-
-
-@functools.cache
-def _zone_names() -> frozenset[str]:
-    return frozenset(zoneinfo.available_timezones())
-
-
-def zone_named(name: str) -> str | None:
-    """The zone `name` stands for, as stored: an IANA name the system knows
-    ("UTC" for every name of UTC or GMT), or None for anything else (a path,
-    a typo, an offset such as "+03:00", the server's own zone)."""
-    if not isinstance(name, str) or len(name) > MAX_ZONE_NAME:
-        return None
-    if name in UTC_NAMES:
-        return "UTC"
-    return name if name in _zone_names() and name not in NOT_ZONES else None
 
 
 class Preferences(models.Model):
@@ -158,7 +128,7 @@ class Preferences(models.Model):
     language = models.CharField(
         _("language"), max_length=7, blank=True, choices=settings.LANGUAGES
     )
-    # An IANA name (zoneinfo), validated by zone_named.
+    # An IANA name (zoneinfo), validated by accounts.middleware.zone_named.
     time_zone = models.CharField(_("time zone"), max_length=MAX_ZONE_NAME, blank=True)
 
     class Meta:

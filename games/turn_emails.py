@@ -33,12 +33,8 @@ from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import timezone, translation
 
-from accounts.models import (
-    Preferences,
-    TurnEmailPreference,
-    language_named,
-    zone_named,
-)
+from accounts.middleware import language_named, zone_named
+from accounts.models import Preferences, TurnEmailPreference
 from accounts.services import unsubscribe_url
 from tictactoe_site.jobs import periodic
 from tictactoe_site.jobs.job_locks import running_alone

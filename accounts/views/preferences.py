@@ -24,7 +24,8 @@ from tictactoe_site.lib.http_methods import allow_methods
 
 from .. import middleware, services
 from ..forms import PreferencesForm
-from ..models import Preferences, language_named, zone_named
+from ..middleware import language_named, zone_named
+from ..models import Preferences
 from .account import account_methods
 
 post_only = allow_methods(
