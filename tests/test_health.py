@@ -21,7 +21,6 @@ from django_tasks_db.models import DBTaskResult
 from games.live.hub import hub
 from tictactoe_site.jobs.heartbeat import beat as heartbeat_task
 from tictactoe_site.ops import health
-from tictactoe_site.ops import health as probes
 
 from .support.asgi import Stream
 from .support.served import ROOT, free_port, serving
@@ -305,7 +304,7 @@ def test_an_unready_probe_logs_one_warning_and_no_error(
 def test_the_request_log_leaves_out_exactly_the_probes():
     assert (
         set(health.PROBES)
-        == probes.PATHS
+        == health.PATHS
         == {
             "/livez",
             "/readyz",

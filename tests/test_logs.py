@@ -1,5 +1,5 @@
 """Structured logs (DJANGO_LOG_FORMAT=json, tictactoe_site.ops.logs) and request ids
-(tictactoe_site.ops.request_ids): one JSON object per line, each naming its request,
+(tictactoe_site.ops.middleware): one JSON object per line, each naming its request,
 user and route; the id from a trusted proxy's X-Request-ID or made fresh,
 echoed in the response and carried by a queued email to the worker's lines.
 Checked by parsing the lines, in-process and from a served app's output."""

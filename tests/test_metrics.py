@@ -25,7 +25,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from games import services
 from tictactoe_site.jobs.mail import ATTEMPTS, deliver
 from tictactoe_site.lib.env import ConfigurationError
-from tictactoe_site.ops import metrics, metrics_dir
+from tictactoe_site.ops import metrics, metrics_dir, metrics_endpoint
 
 from .support.asgi import Stream, in_thread, move, run, sessionid
 from .support.bodies import comparable
@@ -33,7 +33,7 @@ from .support.served import serving
 from .support.smtp_sink import SmtpSink
 from .test_mail_queue import QUEUED, REFUSING, queued_message
 
-MIDDLEWARE = "tictactoe_site.ops.metrics.measure_requests"
+MIDDLEWARE = "tictactoe_site.ops.middleware.operations"
 OUTSIDER = "203.0.113.7"  # a documentation address: not this machine
 TOKEN = "scrape-token-for-tests-0123456789"
 ROOT = Path(__file__).resolve().parent.parent
@@ -175,19 +175,20 @@ def test_the_token_is_compared_in_constant_time(client, settings, monkeypatch):
 
 @pytest.mark.django_db
 def test_with_metrics_off_there_is_no_endpoint(client, settings):
-    settings.MIDDLEWARE = [name for name in settings.MIDDLEWARE if name != MIDDLEWARE]
+    settings.METRICS_ENABLED = False
     response = client.get("/metrics", REMOTE_ADDR="127.0.0.1")
     assert page(response) == not_found_page(client)
 
 
 @pytest.mark.processes
-def test_the_middleware_is_on_by_default_and_off_with_the_switch():
+def test_the_metrics_are_on_by_default_and_off_with_the_switch():
     def middleware(**env) -> list[str]:
         result = subprocess.run(
             [
                 sys.executable,
                 "-c",
-                "from django.conf import settings; print(*settings.MIDDLEWARE)",
+                "from django.conf import settings; "
+                "print(settings.MIDDLEWARE[0], settings.METRICS_ENABLED)",
             ],
             env={"DJANGO_SETTINGS_MODULE": "tests.settings", **env},
             cwd=ROOT,
@@ -197,9 +198,8 @@ def test_the_middleware_is_on_by_default_and_off_with_the_switch():
         )
         return result.stdout.split()
 
-    on = middleware()
-    assert on[:2] == ["tictactoe_site.ops.health.answer_probes", MIDDLEWARE]
-    assert MIDDLEWARE not in middleware(METRICS_ENABLED="0")
+    assert middleware() == [MIDDLEWARE, "True"]
+    assert middleware(METRICS_ENABLED="0") == [MIDDLEWARE, "False"]
 
 
 # What it counts -------------------------------------------------------------------
@@ -472,7 +472,7 @@ def test_a_process_gone_without_a_word_leaves_its_counts_but_not_its_gauges(
         written.write_value(key, value, 0.0)
         written.close()
     monkeypatch.setenv(metrics_dir.VARIABLE, str(tmp_path))
-    found = values(metrics.scrape().content.decode())
+    found = values(metrics_endpoint.scrape().content.decode())
     assert found[("tictactoe_moves_total", ())] == 3
     assert ("tictactoe_streams_open", (("kind", "game"),)) not in found
     assert sorted(path.name for path in tmp_path.iterdir()) == [f"counter_{dead}.db"]

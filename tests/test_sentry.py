@@ -284,7 +284,7 @@ import django
 
 django.setup()
 import sentry_sdk
-from tictactoe_site.ops import request_ids
+from tictactoe_site.ops import middleware
 from tictactoe_site.ops import sentry
 
 sentry.start()
@@ -301,7 +301,7 @@ scope = {
     "headers": [(b"x-request-id", b"stream-9")],
 }
 try:
-    asyncio.run(request_ids.serve_stream(broken, scope, None, None))
+    asyncio.run(middleware.serve_stream(broken, scope, None, None))
 except RuntimeError:
     print("raised")
 sentry_sdk.flush(10)

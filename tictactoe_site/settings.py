@@ -112,12 +112,11 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
-    # The health probes, before anything reads the Host header, redirects to
-    # HTTPS or touches the session (tictactoe_site.ops.health).
-    "tictactoe_site.ops.health.answer_probes",
-    # A request id for every other request, and its access line
-    # (tictactoe_site.ops.request_ids): outermost, so every answer has them.
-    "tictactoe_site.ops.request_ids.request_ids",
+    # The health probes and /metrics before anything reads the Host header,
+    # redirects to HTTPS or touches the session; then every other request's id,
+    # access line and metrics (tictactoe_site.ops.middleware): outermost, so every
+    # answer has them.
+    "tictactoe_site.ops.middleware.operations",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -135,12 +134,11 @@ MIDDLEWARE = [
     "allauth.account.middleware.AccountMiddleware",
     "accounts.middleware.record_activity",
 ]
-# /metrics for the operator (tictactoe_site.ops.metrics; who reads it: docs/routes.md).
+# /metrics for the operator (tictactoe_site.ops.metrics_endpoint; docs/routes.md).
 METRICS_ENABLED = env_bool("METRICS_ENABLED", default=True)
 METRICS_TOKEN = env_secret("METRICS_TOKEN")
-if METRICS_ENABLED:
-    # After the probes: it times the rest, and answers before the Host check.
-    MIDDLEWARE.insert(1, "tictactoe_site.ops.metrics.measure_requests")
+# What /workerz asks: why the task worker looks absent, or None (ops.health).
+TASK_WORKER_CHECK = "tictactoe_site.jobs.heartbeat.worker_silence"
 
 ROOT_URLCONF = "tictactoe_site.urls"
 CSRF_FAILURE_VIEW = "tictactoe_site.lib.error_pages.csrf_failure"

@@ -2,7 +2,7 @@
 middleware answers with a readable refusal, and the handlers Django calls
 (tictactoe_site.urls' handler400/403/404/500, settings.CSRF_FAILURE_VIEW).
 
-Why a game refuses an action is games.rejections; this module only shows it."""
+Why a game refuses an action is games.refusals; this module only shows it."""
 
 import sys
 

@@ -7,9 +7,7 @@ keeps Django's require_safe).
 
 from functools import wraps
 
-from django.utils.translation import gettext, gettext_lazy
-
-from games.wording import sentences
+from django.utils.translation import gettext, gettext_lazy, pgettext
 
 from .error_pages import error_page
 
@@ -28,7 +26,9 @@ def allow_methods(*methods: str, hint: str = GAME_BUTTONS_HINT):
                 message = gettext("This address only accepts %(methods)s requests.")
                 message %= {"methods": allow}
                 if "POST" in allowed and hint:
-                    message = sentences(message, str(hint))
+                    message = pgettext(
+                        "one sentence after another", "%(first)s %(next)s"
+                    ) % {"first": message, "next": str(hint)}
                 response = error_page(
                     request,
                     title=gettext("Method not allowed"),

@@ -1,35 +1,49 @@
-"""Health probes, answered before anything else looks at the request.
+"""Health probes, answered by the first middleware (tictactoe_site.ops.middleware)
+before anything else looks at the request.
 
 - /livez: the process serves. No database, no session. Under `make serve` it is
-  answered on the event loop itself (tictactoe_site.server.asgi), so a probe never
-  queues behind busy page threads; here for any other server (wsgi.py).
+  answered on the event loop itself (tictactoe_site.server.asgi), so a probe
+  never queues behind busy page threads; here for any other server (wsgi.py).
 - /readyz: this process can serve pages now: its database answers (one small
-  query) and its live listener is connected (games.live), when this process runs
-  one and it listens to the database (not to Redis: below). A load balancer
-  takes the host out of service while it answers 503.
+  query) and every check registered with `readiness_check` passes (the live
+  listener's, registered by games). A load balancer takes the host out of
+  service while it answers 503.
 - /healthz: the same answer as /readyz, for load balancers configured before.
-- /workerz: the task worker beats (tictactoe_site.jobs.heartbeat). For monitoring,
+- /workerz: the task worker beats (settings.TASK_WORKER_CHECK). For monitoring,
   never for a load balancer: no page needs the mail queue, and every host would
   answer the same 503 at once.
 
-`answer_probes` is the first middleware: a probe is answered before anything
-asks for the Host header (a load balancer probes by IP, which ALLOWED_HOSTS
-does not name), before the HTTPS redirect (probes speak plain HTTP), and
-without a session or a cookie. A probe costs at most one small query.
+A probe is answered before anything asks for the Host header (a load balancer
+probes by IP, which ALLOWED_HOSTS does not name), before the HTTPS redirect
+(probes speak plain HTTP), and without a session or a cookie. A probe costs at
+most one small query.
 """
 
+import functools
 import logging
+from collections.abc import Callable
 
 from django.conf import settings
 from django.db import DatabaseError, connection
 from django.http import HttpResponse, HttpResponseNotAllowed
 from django.utils.cache import add_never_cache_headers
+from django.utils.module_loading import import_string
 
 logger = logging.getLogger(__name__)
 
 OK = b"ok\n"
 METHODS = ("GET", "HEAD")
-PATHS = frozenset({"/livez", "/readyz", "/healthz", "/workerz"})
+
+# A check answers None when all is well, else why not (the 503's body).
+Check = Callable[[], str | None]
+_readiness_checks: list[Check] = []
+
+
+def readiness_check(check: Check) -> Check:
+    """Have /readyz also ask `check` (once per check, in registration order)."""
+    if check not in _readiness_checks:
+        _readiness_checks.append(check)
+    return check
 
 
 def _answer(body: bytes | str, status: int = 200) -> HttpResponse:
@@ -51,27 +65,23 @@ def live() -> HttpResponse:
 
 
 def ready() -> HttpResponse:
-    from games.live.hub import hub
-
     if not _database_answers():
         return _answer("database unavailable\n", 503)
-    # The hub runs where the server started it (ASGI lifespan); not in the
-    # test client or under a WSGI server, where only the database counts. A
-    # listener on Redis does not count either: Redis is shared, so its outage
-    # would take every host out at once while every page still works (the
-    # streams catch up when it is back, games.live).
-    listens_to_the_database = not settings.REDIS_URL
-    if listens_to_the_database and hub.loop is not None and not hub.listening.is_set():
-        logger.warning("readiness: live updates not connected")
-        return _answer("live updates not connected\n", 503)
+    for check in _readiness_checks:
+        if (problem := check()) is not None:
+            logger.warning("readiness: %s", problem)
+            return _answer(f"{problem}\n", 503)
     return _answer(OK)
 
 
-def worker() -> HttpResponse:
-    from tictactoe_site.jobs.heartbeat import worker_silence
+@functools.cache
+def _worker_silence() -> Check:
+    return import_string(settings.TASK_WORKER_CHECK)
 
+
+def worker() -> HttpResponse:
     try:
-        silence = worker_silence()
+        silence = _worker_silence()()
     except DatabaseError as exc:
         logger.warning("worker check: the database does not answer: %s", exc)
         return _answer("database unavailable\n", 503)
@@ -83,21 +93,14 @@ def worker() -> HttpResponse:
 
 
 PROBES = {"/livez": live, "/readyz": ready, "/healthz": ready, "/workerz": worker}
+PATHS = frozenset(PROBES)
 
 
-def answer_probes(get_response):
-    def middleware(request):
-        probe = PROBES.get(request.path_info)
-        if probe is None:
-            return get_response(request)
-        if request.method in METHODS:
-            response = probe()
-        else:
-            response = HttpResponseNotAllowed(METHODS)
-        add_never_cache_headers(response)
-        return response
-
-    return middleware
+def answer(request, probe: Callable[[], HttpResponse]) -> HttpResponse:
+    allowed = request.method in METHODS
+    response = probe() if allowed else HttpResponseNotAllowed(METHODS)
+    add_never_cache_headers(response)
+    return response
 
 
 class NotAProbe(logging.Filter):

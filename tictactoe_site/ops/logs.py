@@ -4,7 +4,7 @@ one JSON object per line with DJANGO_LOG_FORMAT=json (docs/operations.md).
 Every JSON line has `time` (UTC, ISO 8601), `level`, `logger`, `message`, and
 `request_id`, `user_id` and `route` (the URL's name), null where unknown: the
 line's request, as `bound` to the code that logs it. A request is bound by
-tictactoe_site.ops.request_ids for the pages and the live streams, and a queued
+tictactoe_site.ops.middleware for the pages and the live streams, and a queued
 email by tictactoe_site.jobs.mail while the worker sends it, so one request can be
 followed from its page to the worker. A line Django writes once the request's
 middleware is done (a refusal's, in django.request) names the request its
@@ -31,7 +31,7 @@ from datetime import UTC, datetime
 from pythonjsonlogger.json import JsonFormatter
 
 FORMATS = ("text", "json")
-# The fields an access line (tictactoe_site.ops.request_ids) adds to its JSON object.
+# The fields an access line (tictactoe_site.ops.middleware) adds to its JSON object.
 ACCESS_FIELDS = ("method", "status", "duration_ms")
 
 
@@ -122,7 +122,7 @@ def fields() -> dict:
 
 def record_fields(record: logging.LogRecord) -> dict:
     """fields() of the request `record` belongs to: the one its `request` was
-    given by tictactoe_site.ops.request_ids (django.request logs a refusal after
+    given by tictactoe_site.ops.middleware (django.request logs a refusal after
     every middleware has finished), else the one bound."""
     context = getattr(getattr(record, "request", None), "log_context", None)
     if context is None:

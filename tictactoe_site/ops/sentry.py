@@ -1,6 +1,6 @@
 """Error reports: with SENTRY_DSN set (or SENTRY_DSN_FILE, tictactoe_site.lib.env),
 every unhandled error goes to Sentry (sentry-sdk and its Django integration):
-a page's 500, a live stream's failure (tictactoe_site.ops.request_ids), a task that
+a page's 500, a live stream's failure (tictactoe_site.ops.middleware), a task that
 fails in the worker, and any ERROR log line (an email given up, a live listener
 that cannot listen). Without SENTRY_DSN, `start` does nothing and sentry_sdk is
 never imported.

@@ -31,7 +31,7 @@ from django.conf import settings  # noqa: E402
 from games.live import streams  # noqa: E402  (needs the apps loaded)
 from games.live.hub import hub  # noqa: E402
 from tictactoe_site.lib import private_dirs  # noqa: E402
-from tictactoe_site.ops import health, metrics, request_ids  # noqa: E402
+from tictactoe_site.ops import health, metrics, middleware  # noqa: E402
 from tictactoe_site.server import cpus  # noqa: E402
 from tictactoe_site.server.bridge import WsgiBridge  # noqa: E402
 
@@ -58,7 +58,7 @@ async def application(scope, receive, send):
         if scope["path"] == LIVENESS_PATH:
             await answer_liveness(scope, send)
         elif (stream := streams.route(scope["path"])) is not None:
-            await request_ids.serve_stream(stream, scope, receive, send)
+            await middleware.serve_stream(stream, scope, receive, send)
         else:
             await bridge(scope, receive, send)
     elif scope["type"] == "lifespan":

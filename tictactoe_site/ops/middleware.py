@@ -1,7 +1,15 @@
-"""Every request gets an id: its log lines carry it (tictactoe_site.ops.logs), its
-response says it (`X-Request-ID`), an error report names it
-(tictactoe_site.ops.sentry), and an email it queues carries it to the worker
-(tictactoe_site.jobs.mail).
+"""The site's one middleware for operations, first in settings.MIDDLEWARE:
+
+- the health probes (tictactoe_site.ops.health) and the operator's /metrics
+  (tictactoe_site.ops.metrics_endpoint) are answered first, before the Host
+  header is checked and before the HTTPS redirect, with no request id and no
+  access line;
+- every other request gets an id: its log lines carry it (tictactoe_site.ops.logs),
+  its response says it (`X-Request-ID`), an error report names it
+  (tictactoe_site.ops.sentry), and an email it queues carries it to the worker
+  (tictactoe_site.jobs.mail);
+- it is counted and timed by route name and status (tictactoe_site.ops.metrics)
+  unless METRICS_ENABLED is off.
 
 The id is the proxy's when one is trusted (DJANGO_TRUSTED_PROXY_COUNT) and
 sends a valid one (nginx: `proxy_set_header X-Request-ID $request_id;`,
@@ -12,10 +20,7 @@ as X-Forwarded-For is.
 With the access log on (DJANGO_LOG_FORMAT=json) each request also gets one line
 at its end: method, route (the URL's name, never the path, which may hold an
 invitation's secret), status and duration; a live stream's line comes when it
-closes. Cheap, and nothing is read that the request did not read already:
-measured in-process on the 2-core machine of docs/benchmarks.md, 3.5 µs a
-request without the access line, 37 µs with it formatted as JSON (the game
-page costs 1.4 ms of CPU).
+closes (`serve_stream`, the streams' counterpart of the middleware).
 """
 
 import logging
@@ -26,7 +31,7 @@ import time
 from django.conf import settings
 from django.urls import Resolver404, resolve
 
-from tictactoe_site.ops import logs, sentry
+from tictactoe_site.ops import health, logs, metrics, metrics_endpoint, sentry
 
 HEADER = "X-Request-ID"
 # What an id from the proxy may be: nginx's $request_id is 32 hex digits.
@@ -60,11 +65,25 @@ def log_access(
     )
 
 
-def request_ids(get_response):
-    """The middleware for the pages (after the health probes, which stay
-    silent)."""
+def operations(get_response):
+    probes = health.PROBES
+    measuring = settings.METRICS_ENABLED
+    static = "/" + settings.STATIC_URL.lstrip("/")
+    # (route, status) -> its counter and histogram: labels() takes a lock.
+    children: dict[tuple[str, int], tuple] = {}
 
     def middleware(request):
+        path = request.path_info
+        probe = probes.get(path)
+        if probe is not None:
+            return health.answer(request, probe)
+        if (
+            measuring
+            and path == metrics_endpoint.PATH
+            and request.method == "GET"
+            and metrics_endpoint.is_operator(request)
+        ):
+            return metrics_endpoint.scrape()
         started = time.perf_counter()
         request_id = accepted(request.META.get("HTTP_X_REQUEST_ID"))
         context = logs.RequestContext(request_id, request=request)
@@ -79,6 +98,24 @@ def request_ids(get_response):
                 log_access(request.method, route, response.status_code, started)
         finally:
             logs.unbind(token)
+        if measuring:
+            elapsed = time.perf_counter() - started
+            match = request.resolver_match
+            if match is not None:
+                route = match.view_name
+            else:
+                route = "static" if path.startswith(static) else "unmatched"
+            status = response.status_code
+            child = children.get((route, status))
+            if child is None:
+                child = children[route, status] = (
+                    metrics.REQUESTS.labels(route, str(status)),
+                    metrics.REQUEST_SECONDS.labels(route),
+                )
+            child[0].inc()
+            child[1].observe(elapsed)
+            if status == 429:
+                metrics.RATE_LIMITED.labels(route).inc()
         return response
 
     return middleware
