@@ -4,12 +4,22 @@ Everything here is read from the one Game row (players and series joined), so a
 game page costs one query; the rules module answers every question of the game.
 
 Every text is in the active language (gettext at call time, never at import):
-the page cache keys each rendering by language (games.page_cache). Cells are
-named, and sentences joined, by games.wording.
+the page cache keys each rendering by language (games.page_cache).
+
+One way to name a cell, wherever people read one: "row 1, column 3". Rows and
+columns count from 1 for people; the rules, the forms and state.json keep the
+zero-based (row, col). A mark on a cell is "X: row 1, column 3" both in the
+move list (and the replay's) and as the cell's own accessible name on the
+board; the button of an empty cell and the live announcement name it with the
+same "row 1, column 3". Sentences that follow one another ("bob played O in
+row 2, column 3." and "Your turn.") are joined by `sentences`: the joining is
+the translation's business too.
 """
 
 from dataclasses import dataclass
 
+from django.utils.html import format_html
+from django.utils.safestring import SafeString
 from django.utils.translation import gettext, ngettext, pgettext
 
 from accounts.guests import is_guest
@@ -18,7 +28,48 @@ from . import rules
 from .choices import GameStatus, ResultOutcome
 from .models import Game, PlayerResult
 from .player_stats import Streak
-from .wording import cell_name, empty_cell, mark_on_cell, move_text, sentences
+
+# -- words -------------------------------------------------------------------
+
+
+def cell_name(row: int, col: int) -> str:
+    """ "row 2, column 3" for (1, 2)."""
+    return gettext("row %(row)s, column %(column)s") % {
+        "row": row + 1,
+        "column": col + 1,
+    }
+
+
+def mark_on_cell(mark: str, row: int, col: int) -> str:
+    """ "X: row 1, column 3": a move, and a taken cell's accessible name."""
+    return pgettext("a mark on a board cell", "%(mark)s: %(cell)s") % {
+        "mark": mark,
+        "cell": cell_name(row, col),
+    }
+
+
+def empty_cell(row: int, col: int) -> str:
+    """ "Empty: row 2, column 2": the accessible name of an empty cell."""
+    return pgettext("a board cell", "Empty: %(cell)s") % {"cell": cell_name(row, col)}
+
+
+def move_text(number: int, mark: str, row: int, col: int) -> str:
+    """ "5. X: row 1, column 3": a line of the move list."""
+    return pgettext("a numbered move", "%(number)s. %(move)s") % {
+        "number": number,
+        "move": mark_on_cell(mark, row, col),
+    }
+
+
+def sentences(*parts: str) -> str:
+    """The non-empty `parts`, each a whole sentence, one after the other."""
+    text, *rest = [part for part in parts if part]
+    for part in rest:
+        text = pgettext("one sentence after another", "%(first)s %(next)s") % {
+            "first": text,
+            "next": part,
+        }
+    return text
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,7 +91,7 @@ class Cell:
     def label(self) -> str:
         """What a screen reader says of a cell that is not a button, as the move
         list names the move: "O: row 1, column 2", "Empty: row 2, column 2";
-        ", winning line" after a cell of the winning line (games.wording)."""
+        ", winning line" after a cell of the winning line."""
         if self.mark:
             text = mark_on_cell(self.mark, self.row, self.col)
         else:
@@ -66,7 +117,7 @@ class MoveLine:
     col: int
 
     def __str__(self) -> str:
-        """ "5. X: row 1, column 3" (games.wording)."""
+        """ "5. X: row 1, column 3"."""
         return move_text(self.sequence_number, self.player, self.row, self.col)
 
 
@@ -239,12 +290,28 @@ class TurnNotice:
     """A system notification for a player whose page is hidden (static/games/
     notify.js). `key` names the change, the same in every tab and on the lobby
     and the game page, so that one tab shows it; `tag` is one per game, so a
-    newer notification of a game replaces the older one on screen."""
+    newer notification of a game replaces the older one on screen; `url` is the
+    game's page, where a click on it leads."""
 
     key: str
     tag: str
     title: str
     body: str
+    url: str
+
+    @property
+    def attributes(self) -> SafeString:
+        """The `data-notice-*` attributes notify.js reads, with a leading space,
+        to write straight after a tag's other attributes."""
+        return format_html(
+            ' data-notice="{}" data-notice-tag="{}" data-notice-title="{}"'
+            ' data-notice-body="{}" data-notice-url="{}"',
+            self.key,
+            self.tag,
+            self.title,
+            self.body,
+            self.url,
+        )
 
 
 def turn_notice(game: Game, viewer) -> TurnNotice | None:
@@ -286,6 +353,7 @@ def turn_notice(game: Game, viewer) -> TurnNotice | None:
         title=gettext("Game %(id)s against %(name)s")
         % {"id": game.pk, "name": name(opponent)},
         body=body,
+        url=game.get_absolute_url(),
     )
 
 

@@ -14,6 +14,8 @@ from functools import partial
 from django.db import transaction
 from django.dispatch import Signal, receiver
 
+from . import live
+
 logger = logging.getLogger(__name__)
 
 # game, player_x, player_o (users or None for the open side)
@@ -24,8 +26,6 @@ game_joined = Signal()
 move_made = Signal()
 # game, status, winner (the mark "X"/"O", or None for a draw)
 game_ended = Signal()
-
-from . import live  # noqa: E402  TEMP until ops.metrics stops importing games
 
 
 def _send_on_commit(signal: Signal, game, **payload) -> None:

@@ -34,13 +34,13 @@ def live_state(client, game) -> dict[str, str]:
     return attributes(tag)
 
 
-def notice_attributes(notice: TurnNotice, url: str) -> dict[str, str]:
+def notice_attributes(notice: TurnNotice) -> dict[str, str]:
     return {
         "data-notice": notice.key,
         "data-notice-tag": notice.tag,
         "data-notice-title": notice.title,
         "data-notice-body": notice.body,
-        "data-notice-url": url,
+        "data-notice-url": notice.url,
     }
 
 
@@ -186,6 +186,7 @@ def test_a_game_started_against_you_is_a_notice_until_you_move(alice, carol, pla
         f"game-{game.pk}",
         title,
         "carol started a game against you.",
+        f"/games/{game.pk}/",
     )
     assert presentation.turn_notice(game, carol) is None  # carol started it
     game = play(game, (1, 1))
@@ -194,6 +195,7 @@ def test_a_game_started_against_you_is_a_notice_until_you_move(alice, carol, pla
         f"game-{game.pk}",
         title,
         "carol started a game against you. Your turn.",
+        f"/games/{game.pk}/",
     )
     assert presentation.turn_notice(game, carol) is None
     game = play(game, (0, 0))  # alice's own move
@@ -203,6 +205,7 @@ def test_a_game_started_against_you_is_a_notice_until_you_move(alice, carol, pla
         f"game-{game.pk}",
         f"Game {game.pk} against alice",
         "alice has moved. Your turn.",
+        f"/games/{game.pk}/",
     )
 
 
@@ -213,6 +216,7 @@ def test_a_game_you_start_as_x_is_no_notice_to_you(game, alice, bob):
         f"game-{game.pk}",
         f"Game {game.pk} against alice",
         "alice started a game against you.",
+        f"/games/{game.pk}/",
     )
 
 
@@ -225,6 +229,7 @@ def test_the_move_that_ends_a_game_is_a_notice_to_the_other_player(
         f"game-{won.pk}",
         f"Game {won.pk} against alice",
         "alice won.",
+        f"/games/{won.pk}/",
     )
     assert presentation.turn_notice(won, alice) is None
     drawn = play(services.create_game(creator=alice, opponent=bob), *DRAW)
@@ -278,7 +283,8 @@ def test_the_live_part_carries_the_notice_for_its_viewer_only(
     carol_state = live_state(client_for(carol), game)
     notice = presentation.turn_notice(Game.objects.get(pk=game.pk), bob)
     assert notice.body == "alice started a game against you. Your turn."
-    assert bob_state.items() >= notice_attributes(notice, f"/games/{game.pk}/").items()
+    assert notice.url == f"/games/{game.pk}/"
+    assert bob_state.items() >= notice_attributes(notice).items()
     for state in (alice_state, carol_state):
         assert "data-notice" not in state
         assert "data-notice-title" not in state
@@ -297,8 +303,8 @@ def test_the_lobby_lists_carry_the_notices(client_for, alice, bob, carol, play):
                 f"game-{new.pk}",
                 f"Game {new.pk} against carol",
                 "carol started a game against you.",
+                f"/games/{new.pk}/",
             ),
-            f"/games/{new.pk}/",
         ),
         notice_attributes(
             TurnNotice(
@@ -306,8 +312,8 @@ def test_the_lobby_lists_carry_the_notices(client_for, alice, bob, carol, play):
                 f"game-{won.pk}",
                 f"Game {won.pk} against bob",
                 "bob won.",
+                f"/games/{won.pk}/",
             ),
-            f"/games/{won.pk}/",
         ),
     ]
     assert f"game-{mine.pk}-" not in lists  # alice's own move: bob's turn
@@ -346,19 +352,23 @@ def test_no_notify_control_for_spectators_replays_or_finished_games(
         assert "data-notify-control" not in as_alice.get(path).content.decode()
 
 
-def test_the_notice_tag_writes_the_attributes_escaped_or_nothing():
-    """{% notice_attributes %} (games.templatetags.notices): what the lobby's rows
-    and the game page's live state carry for notify.js."""
+def test_the_notice_writes_its_attributes_escaped_or_nothing():
+    """TurnNotice.attributes: what the lobby's rows and the game page's live
+    state carry for notify.js, as the templates write it."""
     from django.template import Context, Template
 
-    template = Template("{% load notices %}<li{% notice_attributes notice url %}>")
+    template = Template("<li{% if notice %}{{ notice.attributes }}{% endif %}>")
     notice = TurnNotice(
-        key="game-7-3", tag="game-7", title='Game 7 against "bo" <b>', body="A & B."
+        key="game-7-3",
+        tag="game-7",
+        title='Game 7 against "bo" <b>',
+        body="A & B.",
+        url="/games/7/",
     )
-    assert template.render(Context({"notice": notice, "url": "/games/7/"})) == (
+    assert template.render(Context({"notice": notice})) == (
         '<li data-notice="game-7-3" data-notice-tag="game-7" '
         'data-notice-title="Game 7 against &quot;bo&quot; &lt;b&gt;" '
         'data-notice-body="A &amp; B." data-notice-url="/games/7/">'
     )
-    assert template.render(Context({"notice": None, "url": "/games/7/"})) == "<li>"
-    assert template.render(Context({"url": "/games/7/"})) == "<li>"  # no notice
+    assert template.render(Context({"notice": None})) == "<li>"
+    assert template.render(Context({})) == "<li>"  # no notice
