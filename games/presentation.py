@@ -329,7 +329,7 @@ def turn_notice(game: Game, viewer) -> TurnNotice | None:
     count = game.move_count
     if game.is_in_progress:
         yours = game.is_turn_of(viewer)
-        # As the lobby's "New" (models.GameQuerySet.for_lobby): started by the
+        # As the lobby's "New" (queries.GameQuerySet.for_lobby): started by the
         # opponent, and `viewer` has not moved yet.
         new = game.created_by_id == opponent.pk
         if new and count <= rules.moves_before_first(mine):

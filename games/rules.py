@@ -4,7 +4,7 @@ No Django import here (a test checks it): models, services and views ask this
 module what is legal and what the outcome is, and never re-implement a rule.
 
 Names for a game's status: `Status` here is the game as the rules see it
-(running, won, drawn, forfeited, aborted). `games.models.GameStatus` is the
+(running, won, drawn, forfeited, aborted). `games.choices.GameStatus` is the
 stored column: these same values plus `waiting` (an open game nobody has joined,
 which the rules see as an empty running board). Nothing else names a status.
 """
