@@ -5,7 +5,7 @@ A guest is an ordinary user with an `accounts.Guest` row: a name (checked as
 sign-up checks it: allauth's validators, then one name per person whatever its
 case or Unicode spelling), no password (`set_unusable_password`: no login by
 password, no reset) and no email address. Every page marks a guest's name
-(games.display_names), and a guest starts no game of their own, adds no
+(games.presentation.display_name), and a guest starts no game of their own, adds no
 address and sets no password until they keep the account: what they may do is
 play the games they joined and their rematches, watch, block, and accept more
 links (`refused`, `GUEST_REFUSAL`); the account pages that need a password

@@ -12,7 +12,7 @@ from django.core.management import call_command
 from django.test import Client
 
 from accounts import services as account_services
-from games import rejections, services
+from games import refusals, services
 from games.models import Game, GameStatus, PlayerRecord, PlayerResult
 
 from .conftest import DRAW, PASSWORD, X_WINS_ROW_0, forfeit_now, new_game
@@ -341,6 +341,6 @@ def test_a_game_cannot_start_against_an_account_closed_meanwhile(alice, bob):
     re-reads the locked row (the lock that orders it with close_account)."""
     seen_before = User.objects.get(pk=alice.pk)
     account_services.close_account(user=alice)
-    with pytest.raises(rejections.PlayerLeft):
+    with pytest.raises(refusals.PlayerLeft):
         services.create_game(creator=bob, opponent=seen_before)
     assert not Game.objects.exists()

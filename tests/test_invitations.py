@@ -7,7 +7,7 @@ import re
 import pytest
 from django.test import Client
 
-from games import rejections, services
+from games import refusals, services
 from games.models import Game, GameStatus, Invitation
 
 from .conftest import snapshot_tables
@@ -92,7 +92,7 @@ def test_invitations_count_towards_the_open_game_limit(as_alice, alice, settings
     assert "You already have 2 open games waiting for players." in text(response)
     assert snapshot_tables() == before
     assert Invitation.objects.count() == 1
-    with pytest.raises(rejections.TooManyOpenGames):
+    with pytest.raises(refusals.TooManyOpenGames):
         services.create_game(creator=alice)
 
 
@@ -226,7 +226,7 @@ def test_the_secret_is_compared_in_constant_time(invitation, monkeypatch):
         return real(a, b)
 
     monkeypatch.setattr(hmac, "compare_digest", spy)
-    with pytest.raises(rejections.InvitationNotFound):
+    with pytest.raises(refusals.InvitationNotFound):
         services.invited_game(game_id=invitation.game_id, secret="B" * 43)
     assert compared == [(invitation.secret.encode(), b"B" * 43)]
 

@@ -273,7 +273,7 @@ def opt_in_many(count: int) -> list:
 def test_the_search_finds_whom_the_rule_says_a_game_waits_on(
     alice, bob, carol, make_user
 ):
-    """`due` asks "whose turn" in SQL (games.models.turn_of); the players it
+    """`due` asks "whose turn" in SQL (games.queries.turn_of); the players it
     finds are those games.rules says a game waits on, game by game."""
     dave, erin = make_user("dave"), make_user("erin")
     players = [alice, bob, carol, dave, erin]
