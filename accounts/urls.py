@@ -6,7 +6,7 @@ from allauth.account import views as allauth_views
 from django.urls import URLPattern, URLResolver, include, path
 from django.utils.translation import gettext_lazy as _
 
-from tictactoe_site.lib.http_methods import allow_methods, get_only
+from tictactoe_site.lib.error_pages import allow_methods, get_only
 
 from .guests import keep_first
 from .views import account, guests, preferences, privacy

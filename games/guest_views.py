@@ -20,8 +20,7 @@ from django.utils.http import urlencode
 from django.utils.translation import gettext, gettext_lazy
 
 from accounts import guests, refusals
-from tictactoe_site.lib.error_pages import error_page
-from tictactoe_site.lib.http_methods import post_only
+from tictactoe_site.lib.error_pages import error_page, post_only
 
 from . import rules, services
 from .forms import GuestNameForm

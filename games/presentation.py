@@ -18,6 +18,7 @@ the translation's business too.
 
 from dataclasses import dataclass
 
+from django.urls import reverse
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
 from django.utils.translation import gettext, ngettext, pgettext
@@ -187,6 +188,18 @@ def name(user) -> str:
 def side_name(user) -> str:
     """A side of a game: its player's name, or "(open)" while nobody took it."""
     return display_name(user) if user is not None else open_side()
+
+
+def player_link(user) -> SafeString:
+    """The name linked to the player's page; "(open)" for None (a free side).
+    No newline around it: the link sits inside sentences."""
+    if user is None:
+        return format_html("{}", open_side())
+    return format_html(
+        '<a href="{}">{}</a>',
+        reverse("player_detail", args=[user.get_username()]),
+        name(user),
+    )
 
 
 def username(user) -> str | None:

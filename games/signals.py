@@ -1,7 +1,7 @@
 """What a change to a game tells others, once it commits: the game's signals
-(for whoever listens: the log lines below, the move counter that games.apps
-connects) and its live change (games.live.publish_on_commit), both sent from
-here. The services call one function per change; nothing is sent if the
+(for whoever listens: the log lines below), the move counter of
+tictactoe_site.ops.metrics, and its live change (games.live.publish_on_commit),
+all sent from here. The services call one function per change; nothing is sent if the
 transaction rolls back.
 
 Receivers get keyword arguments; `game` is the committed Game row. What games
@@ -13,6 +13,8 @@ from functools import partial
 
 from django.db import transaction
 from django.dispatch import Signal, receiver
+
+from tictactoe_site.ops import metrics
 
 from . import live
 
@@ -54,6 +56,7 @@ def moved(game, *, move, player, mark: str, row: int, col: int) -> None:
     _send_on_commit(
         move_made, game, move=move, player=player, mark=mark, row=row, col=col
     )
+    transaction.on_commit(metrics.MOVES.inc)
     changed(game)
 
 

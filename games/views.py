@@ -21,8 +21,7 @@ from django.utils.translation import gettext, ngettext
 
 from accounts import guests, rate_limits, refusals
 from accounts.guests import is_guest
-from tictactoe_site.lib.error_pages import error_page
-from tictactoe_site.lib.http_methods import get_only, post_only
+from tictactoe_site.lib.error_pages import error_page, get_only, post_only
 
 from . import guest_views, page_cache, presentation, rules, services
 from .forms import ArchiveForm, MoveForm, NewGameForm, ReplayForm

@@ -130,7 +130,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
-    "tictactoe_site.lib.nul_bytes.reject_nul_bytes",
+    "tictactoe_site.lib.error_pages.reject_nul_bytes",
     "allauth.account.middleware.AccountMiddleware",
     "accounts.middleware.record_activity",
 ]

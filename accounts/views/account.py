@@ -15,8 +15,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.csrf import csrf_exempt
 
-from tictactoe_site.lib.error_pages import error_page
-from tictactoe_site.lib.http_methods import allow_methods, post_only
+from tictactoe_site.lib.error_pages import allow_methods, error_page, post_only
 
 from .. import services
 from ..forms import CloseAccountForm, TurnEmailForm, UsernameJustTaken

@@ -19,8 +19,7 @@ from django.utils import translation
 from django.utils.translation import gettext, gettext_lazy
 from django.views import i18n
 
-from tictactoe_site.lib.error_pages import error_page
-from tictactoe_site.lib.http_methods import allow_methods
+from tictactoe_site.lib.error_pages import allow_methods, error_page
 
 from .. import middleware, services
 from ..forms import PreferencesForm

@@ -18,8 +18,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
-from tictactoe_site.lib.error_pages import error_page
-from tictactoe_site.lib.http_methods import get_only, post_only
+from tictactoe_site.lib.error_pages import error_page, get_only, post_only
 
 from .. import data_export, user_sessions
 

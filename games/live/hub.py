@@ -94,6 +94,15 @@ class Hub:
             subscribers.clear()
         self.loop = None
 
+    def readiness_problem(self) -> str | None:
+        """What keeps this host out of a load balancer (tictactoe_site.ops.health),
+        or None. The hub runs where the server started it (ASGI lifespan). A
+        listener on Redis does not count: Redis is shared, and its outage would
+        take every host out at once while every page still works."""
+        if settings.REDIS_URL or self.loop is None or self.listening.is_set():
+            return None
+        return "live updates not connected"
+
     def close_streams(self) -> None:
         """End every open stream, and each one opened from now on, at once: the
         server is shutting down (browsers reconnect to another process)."""

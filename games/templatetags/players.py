@@ -7,9 +7,6 @@ guest reads where a page offers them nothing;
 {% blocked_players_of user %}: whom they blocked."""
 
 from django import template
-from django.urls import reverse
-from django.utils.html import format_html
-from django.utils.safestring import SafeString
 from django.utils.translation import gettext
 
 from accounts import guests
@@ -19,23 +16,12 @@ from ..models import Block
 
 register = template.Library()
 
-
-@register.filter
-def player_name(user) -> str:
-    """ "alice", or "alice (closed)" for a closed account."""
-    return presentation.name(user)
-
-
-@register.filter
-def side_name(user) -> str:
-    """A side of a game: its player's name, or "(open)" for None."""
-    return presentation.side_name(user)
-
-
-@register.filter
-def is_guest(user) -> bool:
-    """Whether `user` is a guest (accounts.guests): what the pages hide."""
-    return guests.is_guest(user)
+# Defined where pages are built (games.presentation, accounts.guests), so showing
+# a name runs no code of this module.
+register.filter("player_name", presentation.name)
+register.filter("side_name", presentation.side_name)
+register.filter("is_guest", guests.is_guest)
+register.simple_tag(presentation.player_link, name="player_link")
 
 
 @register.simple_tag
@@ -43,19 +29,6 @@ def guest_refusal() -> str:
     """In the active language, whether accounts.guests marks it lazily or with
     gettext_noop (a text already translated comes back as it is)."""
     return gettext(str(guests.GUEST_REFUSAL))
-
-
-@register.simple_tag
-def player_link(user) -> SafeString:
-    """The name linked to the player's page; "(open)" for None (a free side).
-    No newline around it: the link sits inside sentences."""
-    if user is None:
-        return format_html("{}", presentation.open_side())
-    return format_html(
-        '<a href="{}">{}</a>',
-        reverse("player_detail", args=[user.get_username()]),
-        presentation.name(user),
-    )
 
 
 @register.inclusion_tag("games/blocked_players.html")

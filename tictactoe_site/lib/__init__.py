@@ -1,9 +1,9 @@
 """Web helpers every app of the site shares (as healthchecks' hc/lib):
 
 - error_pages: `error_page()`, the one way to answer with a readable refusal,
-  and the handlers Django calls (400, 403, 404, 500/503, the CSRF failure);
-- http_methods: `get_only`, `post_only`, `allow_methods`: a readable 405;
-- nul_bytes: the middleware that refuses NUL bytes with a 400;
+  the handlers Django calls (400, 403, 404, 500/503, the CSRF failure), and the
+  refusals before a view: `get_only`, `post_only`, `allow_methods` (a readable
+  405) and `reject_nul_bytes` (a 400);
 - deferred: `defer()`, work a page hands off until after its response;
 - private_dirs: directories only the server's user may write.
 

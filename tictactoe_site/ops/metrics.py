@@ -11,9 +11,8 @@ docs/operations.md lists every metric and what to alert on.
   request by route name (the URL pattern's name, never the path, so the labels
   stay few) and status, times it, and counts 429s apart.
 - Streams, live events and resyncs: games.live.streams and games.live.hub count them.
-- Moves, mails: Django's signals (games connects `count_move` to its
-  `move_made`; `task_finished` with the return value of
-  tictactoe_site.jobs.mail.deliver).
+- Moves: games.signals counts each as it commits. Mails: Django's
+  `task_finished`, with the return value of tictactoe_site.jobs.mail.deliver.
 - The task queue: read from its table at each scrape
   (tictactoe_site.ops.metrics_endpoint, which answers /metrics).
 - The database pool: each server process samples psycopg_pool's statistics once
@@ -138,10 +137,6 @@ _make_known_labels()
 
 
 # Signals -----------------------------------------------------------------------
-
-
-def count_move(sender, **kwargs) -> None:
-    MOVES.inc()
 
 
 DELIVER = "tictactoe_site.jobs.mail.deliver"
