@@ -91,7 +91,7 @@ def worker_beating(run_tasks):
 def make_user(db):
     """make_user(username, **fields). A staff account gets an authenticator app
     (STAFF_TOTP_SECRET), as staff must have to open the admin
-    (accounts.admin_gate); tests/test_mfa_admin.py takes it away."""
+    (accounts.admin_gate); tests/accounts/test_mfa_admin.py takes it away."""
 
     def make(username: str, **extra):
         user = get_user_model().objects.create_user(

@@ -30,7 +30,7 @@ WHITENOISE_AUTOREFRESH = True
 # removed at exit, on PostgreSQL as on SQLite (settings.py's cached_db): the
 # tests count each page's own queries, the same on both engines. Production's
 # PostgreSQL reads every session from the database instead (one query more per
-# request), as the served tests run it (tests/test_sessions.py: two hosts).
+# request), as the served tests run it (tests/served/test_sessions.py: two hosts).
 SESSIONS_DIR = tempfile.mkdtemp(prefix="ttt-test-sessions-")
 atexit.register(shutil.rmtree, SESSIONS_DIR, ignore_errors=True)
 # No culling (FileBasedCache culls past 300 entries by default): a session culled

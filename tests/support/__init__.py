@@ -19,7 +19,7 @@
 - `tiers`: the `processes` and `timing` markers, what `make quick` leaves out and
   what runs alone (a plugin: `-p tests.support.tiers` in pyproject.toml).
 - `catalogs`: the translation catalogs: what `make messages` runs (seed, extract,
-  compile with babel) and the checks of tests/test_translations.py;
+  compile with babel) and the checks of tests/project/test_translations.py;
   `template_text`: the words a template shows outside the translation tags.
 
 Fixtures stay in tests/conftest.py, where pytest finds them (it registers the

@@ -57,3 +57,12 @@ def confirmed(user, email: str) -> EmailAddress:
 
 def addresses() -> set[tuple[str, str, bool]]:
     return set(EmailAddress.objects.values_list("user__username", "email", "verified"))
+
+
+LINK_INVALID = "This password-reset link has expired, has already been used"
+
+
+def ask_for_reset(email: str, address="198.51.100.7", client=None):
+    return (client or Client()).post(
+        "/accounts/password/reset/", {"email": email}, REMOTE_ADDR=address
+    )

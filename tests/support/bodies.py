@@ -14,3 +14,7 @@ def comparable(body: bytes | str, asked: str) -> bytes:
     body = body.encode() if isinstance(body, str) else body
     body = CSRF_TOKEN.sub(b"TOKEN", body)
     return body.replace(b'value="' + asked.encode(), b'value="PATH')
+
+
+def text(response) -> str:
+    return response.content.decode()

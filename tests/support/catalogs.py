@@ -1,5 +1,5 @@
 """The translation catalogs: where they live, what `make messages` does to them, and
-the checks tests/test_translations.py runs on them.
+the checks tests/project/test_translations.py runs on them.
 
 `make messages` runs `python -m tests.support.catalogs`, which
 

@@ -14,7 +14,7 @@ parameter), one marked `@pytest.mark.no_database` whose processes use none of
 the pass's (make, a stand-in checkout), and a browser test, which checks what
 the browser shows and does: the pages' queries run on both engines in the
 in-process tests, and live updates cross every broker in
-tests/test_live_hosts.py and the fleet's tests, in the stream format the
+tests/fleet/test_live_hosts.py and the fleet's tests, in the stream format the
 browser reads whatever the broker.
 
 The hooks are imported by tests/conftest.py.

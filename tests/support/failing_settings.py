@@ -1,5 +1,5 @@
 """The tests' settings with a page that fails (tests/support/failing_urls.py),
-for the error-report tests (tests/test_sentry.py)."""
+for the error-report tests (tests/tictactoe_site/test_sentry.py)."""
 
 from tests.settings import *  # noqa: F403
 

@@ -1,5 +1,5 @@
 """Three app hosts behind nginx, as docs/deploying.md's "Several app hosts" runs
-them, for the fleet tests (tests/test_fleet.py) and the fleet bench.
+them, for the fleet tests (tests/fleet/test_fleet.py) and the fleet bench.
 
 - One PostgreSQL database (fresh, next to the pass's DATABASE_URL, or on a
   private server), optionally one Redis of the test's own (`PrivateRedis`: a

@@ -202,8 +202,9 @@ class ServedApp:
     as `make serve` runs it after its release step, as a host restarted within
     a release does: on a database migrated already, with the static files this
     test process collected once (`collected_static`). The release step has tests
-    of its own (tests/test_release.py, the fleet's, `make serve` in
-    tests/test_health.py); skipping it spares each start two Django commands.
+    of its own (tests/served/test_release.py, the fleet's, `make serve` in
+    tests/tictactoe_site/test_health.py); skipping it spares each start two Django
+    commands.
     """
 
     def __init__(
@@ -406,3 +407,16 @@ def serving(
             yield app
         finally:
             app.stop()
+
+
+def migrate_env(database_url: str, tmp_path: Path) -> dict[str, str]:
+    """What a production `manage.py migrate` runs with against database_url."""
+    return {
+        "PATH": os.environ["PATH"],
+        "HOME": str(tmp_path),
+        **PRODUCTION_ENV,
+        **NO_DOT_ENV,
+        "DJANGO_DEBUG": "0",
+        "DATABASE_URL": database_url,
+        "DJANGO_CACHE_DIR": str(tmp_path / "cache"),
+    }

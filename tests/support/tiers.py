@@ -11,7 +11,8 @@
   test's load is in their figures (`-m timing` without xdist).
 
 A plugin: pyproject.toml's addopts load it (`-p tests.support.tiers`), so the
-hook is in place before any test module is imported; tests/test_tiers.py tests it.
+hook is in place before any test module is imported; tests/project/test_tiers.py
+tests it.
 """
 
 import os
