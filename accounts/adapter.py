@@ -58,7 +58,7 @@ class AccountAdapter(DefaultAccountAdapter):
         which without django.contrib.sites is the request's Host header, so each
         spelling of the host (`localhost`, `LOCALHOST`, `localhost:1`, ...) got
         fresh guesses at one account. allauth's one seam for this key
-        (tests/test_accounts_limits.py fails if it is renamed)."""
+        (tests/accounts/test_accounts_limits.py fails if it is renamed)."""
         login = credentials.get("email", credentials.get("username", ""))
         return unicodedata.normalize("NFKC", login).casefold()
 

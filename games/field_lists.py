@@ -2,7 +2,7 @@
 per query, each with why it is that list.
 
 Plain names, no models, so that games.models, games.sql and games.services can
-all use them without importing each other. tests/test_field_lists.py checks
+all use them without importing each other. tests/games/test_field_lists.py checks
 each list against the models' `_meta`: a field added, renamed or removed fails
 a test until the lists (and the statements in games.sql that select them) say
 so.

@@ -39,7 +39,7 @@ from .field_lists import GAME_PAGE_FIELDS
 from .models import Game
 
 # NUL never appears in a rendered page otherwise: no stored text can hold one
-# (tictactoe_site.lib.error_pages refuses it in every request).
+# (tictactoe_site.ops.middleware refuses it in every request).
 CSRF_PLACEHOLDER = "\x00csrf-token\x00"
 # Seconds a rendered lobby is kept. Its key holds the games but not the names of
 # the viewer's opponents, so a player renamed by staff in the admin shows as

@@ -4,7 +4,7 @@ read (Game.objects.for_page), the move's read and writes, and the records write
 of a finished game (games.services).
 
 Each is one literal string, the tables and columns written out as the models
-name them (their `db_table` and columns); tests/test_sql.py checks every name,
+name them (their `db_table` and columns); tests/games/test_sql.py checks every name,
 and each column list against its list in games.field_lists, so a renamed field
 fails a test. The statements run unchanged on SQLite and PostgreSQL (plain
 identifiers, `%s` parameters, ON CONFLICT and RETURNING on both).

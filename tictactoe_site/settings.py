@@ -130,7 +130,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
-    "tictactoe_site.lib.error_pages.reject_nul_bytes",
+    "tictactoe_site.ops.middleware.refuse_before_views",
     "allauth.account.middleware.AccountMiddleware",
     "accounts.middleware.record_activity",
 ]

@@ -237,14 +237,19 @@ def test_a_guest_plays_and_rematches_but_starts_no_game(guest_game, alice):
     ],
 )
 def test_a_guest_adds_no_address_sets_no_password_takes_no_data(guest_game, path):
-    """Each sends the guest to keep the account first (accounts.guests)."""
+    """Each sends the guest to keep the account first (accounts.guests); the
+    data download takes GET only, and a method is refused before anyone's
+    account is looked at (tictactoe_site.ops.middleware.refuse_before_views)."""
     client, _ = guest_game
-    for response in (
-        client.get(path),
-        client.post(path, {"email": "bob@example.com", "action_add": "1"}),
-    ):
-        assert response.status_code == 302
-        assert response["Location"] == "/accounts/keep/"
+    response = client.get(path)
+    assert response.status_code == 302
+    assert response["Location"] == "/accounts/keep/"
+    posted = client.post(path, {"email": "bob@example.com", "action_add": "1"})
+    if path == "/accounts/data/":
+        assert (posted.status_code, posted["Allow"]) == (405, "GET, HEAD")
+    else:
+        assert posted.status_code == 302
+        assert posted["Location"] == "/accounts/keep/"
     assert not get_user_model().objects.get(username="bob-guest").email
     assert not EmailAddress.objects.exists()
 

@@ -2,8 +2,8 @@
 
 - error_pages: `error_page()`, the one way to answer with a readable refusal,
   the handlers Django calls (400, 403, 404, 500/503, the CSRF failure), and the
-  refusals before a view: `get_only`, `post_only`, `allow_methods` (a readable
-  405) and `reject_nul_bytes` (a 400);
+  pages of the refusals before a view: `get_only`, `post_only`, `allow_methods`
+  mark a view's methods (a readable 405), and a NUL byte's 400;
 - deferred: `defer()`, work a page hands off until after its response;
 - private_dirs: directories only the server's user may write.
 

@@ -1,17 +1,16 @@
 """The site's error pages: `error_page()`, the one way a view, a decorator or a
 middleware answers with a readable refusal; the handlers Django calls
 (tictactoe_site.urls' handler400/403/404/500, settings.CSRF_FAILURE_VIEW); and
-the two refusals every request passes before a view works: a method the view
-does not take (`get_only`, `post_only`, `allow_methods`: a readable 405, where
-Django's require_http_methods answers with an empty body) and a NUL byte
-(`reject_nul_bytes`, a middleware: no address or field has a use for U+0000,
-and PostgreSQL refuses it in text, so a NUL that reached a query would be a
-500).
+the pages of the two refusals every request passes before a view works
+(tictactoe_site.ops.middleware.refuse_before_views): a method the view does not
+take (`get_only`, `post_only`, `allow_methods` mark a view; a readable 405,
+where Django's require_http_methods answers with an empty body) and a NUL byte
+(no address or field has a use for U+0000, and PostgreSQL refuses it in text,
+so a NUL that reached a query would be a 500).
 
 Why a game refuses an action is games.refusals; this module only shows it."""
 
 import sys
-from functools import wraps
 
 from django.db import InterfaceError, OperationalError
 from django.http import HttpResponse
@@ -111,21 +110,20 @@ GAME_BUTTONS_HINT = gettext_lazy("Use the buttons on the game page.")
 
 
 def allow_methods(*methods: str, hint: str = GAME_BUTTONS_HINT):
-    allowed = set(methods) | ({"HEAD"} if "GET" in methods else set())
+    """Marks a view with the methods it takes; tictactoe_site.ops.middleware's
+    `refuse_before_views` answers any other with `method_not_allowed` (a
+    wrapper would run on every request; a mark costs nothing)."""
+    allowed = frozenset(methods) | ({"HEAD"} if "GET" in methods else set())
 
     def decorator(view):
-        @wraps(view)
-        def wrapper(request, *args, **kwargs):
-            if request.method not in allowed:
-                return method_not_allowed(request, allowed, hint)
-            return view(request, *args, **kwargs)
-
-        return wrapper
+        view.allowed_methods = allowed
+        view.method_hint = hint
+        return view
 
     return decorator
 
 
-def method_not_allowed(request, allowed: set[str], hint: str) -> HttpResponse:
+def method_not_allowed(request, allowed, hint: str) -> HttpResponse:
     allow = ", ".join(sorted(allowed))
     message = _("This address only accepts %(methods)s requests.") % {"methods": allow}
     if "POST" in allowed and hint:
@@ -140,38 +138,21 @@ def method_not_allowed(request, allowed: set[str], hint: str) -> HttpResponse:
     return response
 
 
-get_only = allow_methods("GET")
-post_only = allow_methods("POST")
+def get_only(view):
+    return allow_methods("GET")(view)
 
 
-# -- NUL bytes --------------------------------------------------------------------
+def post_only(view):
+    return allow_methods("POST")(view)
 
-NUL = "\x00"
 
-
-def _has_nul(request) -> bool:
-    if NUL in request.path_info:
-        return True
-    sources = [request.GET] + ([request.POST] if request.method == "POST" else [])
-    return any(
-        NUL in key or any(NUL in value for value in values if isinstance(value, str))
-        for source in sources
-        for key, values in source.lists()
+def nul_byte_refusal(request) -> HttpResponse:
+    return error_page(
+        request,
+        title=_("Bad request"),
+        message=_(
+            "That request contained a character that is not "
+            "allowed (a NUL byte). Check what you typed and try again."
+        ),
+        status=400,
     )
-
-
-def reject_nul_bytes(get_response):
-    def middleware(request):
-        if _has_nul(request):
-            return error_page(
-                request,
-                title=_("Bad request"),
-                message=_(
-                    "That request contained a character that is not "
-                    "allowed (a NUL byte). Check what you typed and try again."
-                ),
-                status=400,
-            )
-        return get_response(request)
-
-    return middleware

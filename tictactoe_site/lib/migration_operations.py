@@ -1,6 +1,7 @@
 """Migration operations that keep a large table in service while an index is
-built (docs/operations.md, "Migrations on large tables"; tests/test_migration_policy.py
-holds every migration since the cut-off to them).
+built (docs/operations.md, "Migrations on large tables";
+tests/tictactoe_site/test_migration_policy.py holds every migration since the
+cut-off to them).
 
 PostgreSQL builds the index CONCURRENTLY: reads and writes go on while it is
 built (a plain CREATE INDEX blocks every write to the table until it is done).

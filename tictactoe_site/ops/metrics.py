@@ -119,7 +119,7 @@ KNOWN_LABELS = {
         "lobby_events",
     ),
     # Every status games.live.streams answers with.
-    STREAM_ANSWERS: ("200", "400", "403", "404", "429", "503"),
+    STREAM_ANSWERS: ("200", "400", "403", "404", "405", "429", "503"),
     STREAMS: LIVE_KINDS,
     LIVE_EVENTS: LIVE_KINDS,
     MAILS: ("sent", "retried", "given_up", "failed"),

@@ -11,6 +11,11 @@
 - it is counted and timed by route name and status (tictactoe_site.ops.metrics)
   unless METRICS_ENABLED is off.
 
+Later in settings.MIDDLEWARE, `refuse_before_views` answers, with the pages of
+tictactoe_site.lib.error_pages, what no view should see: a NUL byte anywhere in
+the request (400), and a method the view's mark (`allow_methods`) does not
+allow (405). Here because every request runs this module anyway.
+
 The id is the proxy's when one is trusted (DJANGO_TRUSTED_PROXY_COUNT) and
 sends a valid one (nginx: `proxy_set_header X-Request-ID $request_id;`,
 docs/deploying.md), so the proxy's log and the app's name a request alike;
@@ -31,6 +36,7 @@ import time
 from django.conf import settings
 from django.urls import Resolver404, resolve
 
+from tictactoe_site.lib import error_pages
 from tictactoe_site.ops import health, logs, metrics, metrics_endpoint, sentry
 
 HEADER = "X-Request-ID"
@@ -153,3 +159,33 @@ async def serve_stream(stream, scope, receive, send) -> None:
         finally:
             if access.isEnabledFor(logging.INFO):
                 log_access(scope["method"], context.route, status, started)
+
+
+NUL = "\x00"
+
+
+def _has_nul(request) -> bool:
+    if NUL in request.path_info:
+        return True
+    sources = [request.GET] + ([request.POST] if request.method == "POST" else [])
+    return any(
+        NUL in key or any(NUL in value for value in values if isinstance(value, str))
+        for source in sources
+        for key, values in source.lists()
+    )
+
+
+def refuse_before_views(get_response):
+    def middleware(request):
+        if _has_nul(request):
+            return error_pages.nul_byte_refusal(request)
+        return get_response(request)
+
+    def process_view(request, view, args, kwargs):
+        allowed = getattr(view, "allowed_methods", None)
+        if allowed is not None and request.method not in allowed:
+            return error_pages.method_not_allowed(request, allowed, view.method_hint)
+        return None
+
+    middleware.process_view = process_view
+    return middleware

@@ -128,7 +128,7 @@ def run_reads_on_loop() -> None:
     DJANGO_ALLOW_ASYNC_UNSAFE is set, its documented switch for code that does
     so on purpose; set in the server process only, once it is serving. Such a
     page reads a local SQLite file and never waits for a lock; it writes nothing
-    there in the ordinary course (tests/test_reads_write_nothing.py): a player's
+    there in the ordinary course (tests/games/test_reads_write_nothing.py): a player's
     "last seen" follows the response in a page thread (lib.deferred.defer), messages
     travel in a cookie. What remains is rare and short, as the app holds the
     write lock for milliseconds: clearing a session that ended elsewhere.
