@@ -1,10 +1,14 @@
 """The user admin: Django's, plus which accounts are closed (a closed account
 is an inactive user: accounts.services) and which are guests; games/admin.py
 adds each player's game record. One's own password is changed on the site's
-page. Email addresses are allauth's admin (account/emailaddress); signed-in
-browsers are shown, and signed out as on the account page, never added or
-edited."""
+page. Email addresses are allauth's admin (account/emailaddress). Signed-in
+browsers and second factors are shown and may be deleted, never added or
+edited: a browser deleted is signed out as on the account page; a second
+factor shows no secret (allauth's own admin shows and edits each one's data,
+the authenticator app's secret and the recovery codes' seed, to any staff
+member with view rights), and is deleted for someone who lost every factor."""
 
+from allauth.mfa.models import Authenticator
 from allauth.usersessions.adapter import get_adapter
 from allauth.usersessions.models import UserSession
 from django.contrib import admin
@@ -15,13 +19,14 @@ from django.shortcuts import redirect
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
-from . import guests, mfa_admin  # noqa: F401  (second factors, without their secrets)
+from . import guests
 from .forms import AdminUserChangeForm, AdminUserCreationForm
 
 User = get_user_model()
 
 admin.site.unregister(User)
 admin.site.unregister(UserSession)
+admin.site.unregister(Authenticator)
 
 
 class ClosedAccountFilter(admin.SimpleListFilter):
@@ -83,8 +88,16 @@ class PlayerAdmin(UserAdmin):
         return not obj.is_active
 
 
+class ShownAndDeletedOnly(admin.ModelAdmin):
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+
 @admin.register(UserSession)
-class UserSessionAdmin(admin.ModelAdmin):
+class UserSessionAdmin(ShownAndDeletedOnly):
     """Deleting a browser signs it out, its live streams with it, as the
     account page does (accounts.user_sessions)."""
 
@@ -94,14 +107,37 @@ class UserSessionAdmin(admin.ModelAdmin):
     fields = ["user", "created_at", "ip", "user_agent"]
     readonly_fields = fields
 
-    def has_add_permission(self, request) -> bool:
-        return False
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return False
-
     def delete_model(self, request, obj) -> None:
         get_adapter().end_sessions([obj])
 
     def delete_queryset(self, request, queryset) -> None:
         get_adapter().end_sessions(queryset)
+
+
+def drop_dangling_recovery_codes(user_ids) -> None:
+    """Recovery codes stand in for another factor: without one they go too, as
+    when their owner removes it (allauth.mfa)."""
+    with_a_factor = Authenticator.objects.exclude(
+        type=Authenticator.Type.RECOVERY_CODES
+    ).values("user_id")
+    Authenticator.objects.filter(
+        user_id__in=user_ids, type=Authenticator.Type.RECOVERY_CODES
+    ).exclude(user_id__in=with_a_factor).delete()
+
+
+@admin.register(Authenticator)
+class AuthenticatorAdmin(ShownAndDeletedOnly):
+    list_display = ["user", "type", "created_at", "last_used_at"]
+    list_filter = ["type", "created_at", "last_used_at"]
+    search_fields = ["user__username"]
+    fields = ["user", "type", "created_at", "last_used_at"]
+    readonly_fields = fields
+
+    def delete_model(self, request, obj) -> None:
+        super().delete_model(request, obj)
+        drop_dangling_recovery_codes([obj.user_id])
+
+    def delete_queryset(self, request, queryset) -> None:
+        user_ids = list(queryset.values_list("user_id", flat=True))
+        super().delete_queryset(request, queryset)
+        drop_dangling_recovery_codes(user_ids)

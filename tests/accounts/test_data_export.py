@@ -13,6 +13,7 @@ from games.models import Game
 
 from ..conftest import DRAW, O_WINS_ROW_1, PASSWORD, X_WINS_ROW_0, forfeit_now, new_game
 from ..support.account_client import confirmed
+from .test_usersessions import browser
 
 DATA = "/accounts/data/"
 REAUTHENTICATE = "/accounts/reauthenticate/?next=%2Faccounts%2Fdata%2F"
@@ -221,20 +222,10 @@ def test_only_your_own_browsers(alice, bob):
     """bob's signed-in browsers, recorded by his own logins, stay out of
     alice's download."""
 
-    def log_in(username: str, agent: str, address: str) -> Client:
-        client = Client(HTTP_USER_AGENT=agent)
-        response = client.post(
-            "/accounts/login/",
-            {"login": username, "password": PASSWORD},
-            REMOTE_ADDR=address,
-        )
-        assert response.status_code == 302
-        return client
-
-    log_in("bob", "Bob's Safari", "203.0.113.7")
-    log_in("bob", "Bob's Chrome", "203.0.113.8")
-    client = log_in("alice", "Alice's Firefox", "198.51.100.9")
-    log_in("alice", "Alice's Edge", "198.51.100.10")
+    browser("bob", "203.0.113.7", "Bob's Safari")
+    browser("bob", "203.0.113.8", "Bob's Chrome")
+    client = browser("alice", "198.51.100.9", "Alice's Firefox")
+    browser("alice", "198.51.100.10", "Alice's Edge")
 
     data = download(reauthenticated(client))
     assert [(s["ip"], s["user_agent"]) for s in data["signed_in_browsers"]] == [
