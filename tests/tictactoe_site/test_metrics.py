@@ -535,7 +535,7 @@ def test_the_server_adds_up_every_process_and_the_worker(tmp_path):
             "shell",
             "-c",
             "from tictactoe_site.jobs.mail import deliver; "
-            "from tests.test_mail_queue import queued_message; "
+            "from tests.tictactoe_site.test_mail_queue import queued_message; "
             "deliver.enqueue(queued_message(subject='counted'))",
         )
         assert queued.returncode == 0, queued.stderr

@@ -334,7 +334,7 @@ import sentry_sdk
 from django.test import override_settings
 from tictactoe_site.ops import sentry
 from tictactoe_site.jobs.mail import ATTEMPTS, deliver
-from tests.test_mail_queue import REFUSING, queued_message
+from tests.tictactoe_site.test_mail_queue import REFUSING, queued_message
 
 sentry.start()
 with override_settings(MAILERS=REFUSING):
@@ -369,7 +369,7 @@ from django.test import override_settings
 from games import services
 from tictactoe_site.ops import sentry
 from tictactoe_site.jobs.mail import ATTEMPTS, deliver
-from tests.test_mail_queue import REFUSING, queued_message
+from tests.tictactoe_site.test_mail_queue import REFUSING, queued_message
 
 sentry.start()
 users = get_user_model().objects
