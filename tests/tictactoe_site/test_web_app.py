@@ -22,6 +22,19 @@ from ..support.served import collected_static
 ROOT = Path(__file__).resolve().parents[2]
 GAMES_STATIC = ROOT / "static" / "games"
 LANGUAGES = ["en", "fr", "de", "es", "pt-br", "ar"]
+# What pages load, and so what the worker keeps.
+KEPT = {".css", ".js", ".svg", ".png", ".ico", ".woff2"}
+
+
+def own_static_files() -> list[str]:
+    """The names under static/games/ the worker keeps (its own source aside)."""
+    return sorted(
+        path.relative_to(GAMES_STATIC).as_posix()
+        for path in GAMES_STATIC.rglob("*")
+        if path.is_file() and path.suffix in KEPT and path.name != "service_worker.js"
+    )
+
+
 SITE = "http://testserver"  # DJANGO_SITE_URL in tests/settings.py
 
 
@@ -187,16 +200,13 @@ def test_the_worker_precaches_the_static_files_and_offline_pages_never_a_page(
     client,
 ):
     site = worker_site(client.get("/service-worker.js").text)
-    own = sorted(
-        f"/static/games/{path.name}"
-        for path in GAMES_STATIC.iterdir()
-        if path.name != "service_worker.js"
-    )
+    own = [f"/static/games/{name}" for name in own_static_files()]
     assert site["static"] == own
     assert "/static/games/app.css" in own
     assert "/static/games/offline.js" in own
     assert site["offline"] == {code: f"/offline/{code}/" for code in LANGUAGES}
     assert site["defaultLanguage"] == "en"
+    assert "/static/games/service_worker.js" not in site["static"]
     for url in [*site["static"], *site["offline"].values()]:
         assert url.startswith(("/static/games/", "/offline/")), url
     assert "/" not in site["static"]
@@ -233,11 +243,7 @@ def test_released_the_worker_names_the_hashed_static_urls(client, settings):
         },
     }
     paths = json.loads((collected / "staticfiles.json").read_text())["paths"]
-    hashed = sorted(
-        f"/static/{paths[f'games/{path.name}']}"
-        for path in GAMES_STATIC.iterdir()
-        if path.name != "service_worker.js"
-    )
+    hashed = sorted(f"/static/{paths[f'games/{name}']}" for name in own_static_files())
     assert all(re.search(r"\.[0-9a-f]{12}\.\w+$", url) for url in hashed), hashed
     site = worker_site(client.get("/service-worker.js").text)
     assert sorted(site["static"]) == hashed

@@ -28,8 +28,10 @@ from django.views.decorators.http import etag
 
 from .error_pages import get_only
 
-# The site's own static files, which the worker precaches (admin's are not).
+# The site's own static files that pages load, which the worker precaches
+# (admin's are not, nor files of other kinds such as a font for drawing).
 PRECACHED_PREFIX = "games/"
+PRECACHED_SUFFIXES = (".css", ".js", ".svg", ".png", ".ico", ".woff2")
 WORKER_SOURCE = "games/service_worker.js"
 # The page's colour in each scheme (static/games/app.css, --paper): the
 # browser's bar around an installed app (templates/web_app_head.html).
@@ -109,7 +111,11 @@ def _static_files() -> list[tuple[str, bytes]]:
     found = {}
     for finder in finders.get_finders():
         for name, storage in finder.list(["*~", ".*"]):
-            if name.startswith(PRECACHED_PREFIX) and name not in found:
+            if (
+                name.startswith(PRECACHED_PREFIX)
+                and name.endswith(PRECACHED_SUFFIXES)
+                and name not in found
+            ):
                 with storage.open(name) as file:
                     found[name] = file.read()
     return sorted(found.items())
