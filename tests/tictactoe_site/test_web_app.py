@@ -160,7 +160,18 @@ def test_the_icons_are_pngs_of_their_sizes_and_the_maskable_one_fills_its_square
 
 
 @pytest.mark.parametrize(
-    "path", ["/manifest/xx.webmanifest", "/manifest/EN.webmanifest", "/offline/xx/"]
+    "path",
+    [
+        "/manifest/xx.webmanifest",
+        "/manifest/EN.webmanifest",
+        "/manifest/en-us.webmanifest",
+        "/manifest/..%2Fen.webmanifest",
+        "/manifest/en.webmanifest.webmanifest",
+        "/offline/xx/",
+        "/offline/pt_BR/",
+        "/offline/%D8%B9/",
+        "/offline/" + "e" * 5000 + "/",
+    ],
 )
 def test_a_language_the_site_does_not_ship_is_not_found(client, path):
     answer = client.get(path)
