@@ -7,21 +7,45 @@ dark; its screenshots are committed under .github/screenshots/. The routes'
 own tests: tests/tictactoe_site/test_web_app.py."""
 
 import json
+import shutil
 from pathlib import Path
 
+import pytest
 from django.utils import translation
 from django.utils.translation import gettext
 from playwright.sync_api import Page, expect
 
 from games import services
+from tictactoe_site.lib import web_app
 
 from .conftest import BOTH_SCHEMES
 from .test_accessibility import BLOCKING, audit
 
-SCREENSHOTS = Path(__file__).resolve().parents[2] / ".github" / "screenshots"
+ROOT = Path(__file__).resolve().parents[2]
+SCREENSHOTS = ROOT / ".github" / "screenshots"
 PHONE = {"width": 390, "height": 844}
 # Resolves once this page's worker is active, with its registration's scope.
 WORKER_READY = "navigator.serviceWorker.ready.then(registration => registration.scope)"
+STATIC_CACHES = (
+    "caches.keys().then(names => names.filter("
+    "name => name.startsWith('tictactoe-static-')))"
+)
+# The worker checked for a new version, and the new one's state once it is
+# active (or after 10 s, whatever it is).
+UPDATED = """async () => {
+  const registration = await navigator.serviceWorker.getRegistration();
+  await registration.update();
+  const worker = registration.installing || registration.waiting;
+  if (!worker) {
+    return "no new worker";
+  }
+  return new Promise((resolve) => {
+    const done = () => worker.state === "activated" && resolve(worker.state);
+    worker.addEventListener("statechange", done);
+    setTimeout(() => resolve(worker.state), 10000);
+    done();
+  });
+}"""
 CONTROLLER = (
     "navigator.serviceWorker.controller && navigator.serviceWorker.controller.scriptURL"
 )
@@ -132,3 +156,41 @@ def test_the_offline_page_on_a_phone_is_accessible(
     assert retry["width"] >= 24
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=SCREENSHOTS / f"offline-{color_scheme}-phone.png")
+
+
+@pytest.fixture
+def release(settings, tmp_path):
+    """release(css) -> the site as a new release serves it: its static files
+    with `css` added to app.css (the worker is rebuilt from them)."""
+
+    def release_(css: str) -> None:
+        copy = tmp_path / "static"
+        shutil.copytree(ROOT / "static", copy)
+        with (copy / "games" / "app.css").open("a") as file:
+            file.write(css)
+        settings.STATICFILES_DIRS = [copy]
+        web_app.worker.cache_clear()
+
+    yield release_
+    web_app.worker.cache_clear()  # the checkout's files again, for later tests
+
+
+def test_a_release_replaces_the_worker_and_its_cache_whole(
+    open_page, server_url, release
+):
+    page = open_page()
+    page.goto("/accounts/login/")
+    controlled(page, server_url)
+    [old] = page.evaluate(STATIC_CACHES)
+    outline = "getComputedStyle(document.body).outlineStyle"
+    assert page.evaluate(outline) == "none"
+
+    release("body { outline: 7px dotted; }\n")
+    # The browser checks the worker (as after a navigation): a new one installs,
+    # takes over and drops the old cache.
+    assert page.evaluate(UPDATED) == "activated"
+    [new] = page.evaluate(STATIC_CACHES)
+    assert new != old
+    page.reload()
+    # The release's stylesheet, not the one the old worker kept.
+    assert page.evaluate(outline) == "dotted"
