@@ -306,6 +306,9 @@ SECURE_CSP = {
     "style-src": [CSP.SELF],
     "img-src": [CSP.SELF, "data:"],
     "connect-src": [CSP.SELF],
+    # The web app manifest and the service worker (tictactoe_site/lib/web_app.py).
+    "manifest-src": [CSP.SELF],
+    "worker-src": [CSP.SELF],
     "form-action": [CSP.SELF],
     "frame-ancestors": [CSP.NONE],
     "base-uri": [CSP.NONE],

@@ -2,6 +2,7 @@ from django.contrib import admin
 from django.urls import include, path
 
 from accounts.views import preferences as preference_views
+from tictactoe_site.lib import web_app
 
 # The health probes (/livez, /readyz, /healthz, /workerz) are answered by the
 # first middleware, tictactoe_site.ops.health, before any of these.
@@ -13,6 +14,10 @@ urlpatterns = [
     path("i18n/setlang/", preference_views.set_language, name="set_language"),
     # The page tells the site the browser's time zone (static/games/timezone.js).
     path("i18n/timezone/", preference_views.set_time_zone, name="set_time_zone"),
+    # The installable app: its manifest, service worker and offline page.
+    path("manifest/<str:language>.webmanifest", web_app.manifest, name="web_manifest"),
+    path("service-worker.js", web_app.service_worker, name="service_worker"),
+    path("offline/<str:language>/", web_app.offline, name="offline_page"),
     path("", include("games.urls")),
 ]
 
