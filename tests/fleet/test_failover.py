@@ -5,22 +5,24 @@ back within 5 s of the promotion, and the streams catch up by themselves.
 A primary and its synchronous streaming standby of the test's own
 (tests/support/private_postgres.py: initdb, pg_basebackup -R,
 synchronous_standby_names), two server processes as two hosts on DATABASE_URL's
-multi-host form with target_session_attrs=read-write. Four players play games
-move after move, each move to one host or the other; the primary is crashed
-(`pg_ctl stop -m immediate`) and the standby promoted 2 s later. A move
-answered 503 is sent again at the same ply, as a player would: it lands once
-(302), or it had landed before the primary died and is refused with the 409 of
-a board that changed, never played twice. Then:
+multi-host form with target_session_attrs=read-write. Two players play four
+games at once, each move to one host or the other, while a prober asks each
+host for the lobby, a live stream and /readyz; the primary is crashed (`pg_ctl
+stop -m immediate`) and the standby promoted 2 s later. A move answered 503 is
+sent again at the same ply, as a player would: it lands once (302), or it had
+landed before the primary died and is refused with the 409 of a board that
+changed, never played twice. Then:
 
 - every move answered 302 is in the new primary, and no game holds a move the
-  players did not make;
-- every answer is a 200, a 302, a 503 with the readable page, or that 409;
-- /readyz answers 503 on each host while no primary answers;
+  players did not make; a landed move sent again is that 409;
+- every answer is a 200, a 302, the readable 503, or that 409; while no primary
+  answers, only 503s, on each host, from pages, streams, moves and /readyz;
 - within 5 s of the promotion each host serves the lobby and accepts a move;
 - a stream open on each host since before the crash announces a move made
   after the promotion;
-- each host logged once that the database went and once that it is back
-  (live listener and task worker alike), and its task worker never exited.
+- each host's live listener logged once that the database went and once that
+  it is back; its task worker, if it met the outage, the same, and it never
+  exited.
 """
 
 import threading
@@ -46,10 +48,12 @@ OVER = "The game is over: no more moves can be made."  # its last move had lande
 DOWN_SECONDS = 2.0  # from the crash to the promotion
 BACK_WITHIN = 5.0  # seconds after the promotion
 WATCHED_AFTER = 2.0  # seconds of play after every host is back
-PACE = 0.2  # seconds between a player's moves, and between two probes
+PACE = 0.2  # seconds between a player's moves
 # Each player's cell order (X 0 2 3 7 8, O 1 4 5 6): a draw, all nine legal.
 DRAW_ORDER = (0, 1, 2, 4, 3, 5, 7, 6, 8)
-GAMES_PER_PAIR = 12
+FIRST_MOVE = {"row": 0, "col": 0, "ply": 0}  # refused during the outage
+GAMES = 24
+PLAYS = 4  # games played at once
 
 
 @pytest.fixture
@@ -91,8 +95,8 @@ def ask(port: int, method: str, path: str, session: str, fields=None):
 
 
 class Play:
-    """Players on their games, each move to one host or the other, and a
-    prober asking each host for the lobby and /readyz; every answer kept."""
+    """Players on their games, each move to one host or the other; every
+    answer kept, with the test's own requests."""
 
     def __init__(self, ports: list[int], players: list[tuple[dict, list[int]]]):
         self.ports = ports
@@ -104,7 +108,6 @@ class Play:
             threading.Thread(target=self._play, args=(sessions, games, index))
             for index, (sessions, games) in enumerate(players)
         ]
-        self.threads.append(threading.Thread(target=self._probe, args=(players,)))
         for thread in self.threads:
             thread.start()
 
@@ -112,11 +115,12 @@ class Play:
         with self.lock:
             self.answers.append(answer)
 
-    def _request(self, kind, port, method, path, session, fields=None, retry=False):
+    def request(self, kind, port, method, path, session, fields=None, retry=False):
         sent = time.monotonic()
         status, body = ask(port, method, path, session, fields)
-        self._keep(Answer(kind, port, sent, time.monotonic(), status, body, retry))
-        return status, body
+        answer = Answer(kind, port, sent, time.monotonic(), status, body, retry)
+        self._keep(answer)
+        return answer
 
     def _play(self, sessions: dict, games: list[int], index: int) -> None:
         for game_id in games:
@@ -129,10 +133,10 @@ class Play:
                 retry = False
                 while True:
                     port = self.ports[(ply + index + retry) % len(self.ports)]
-                    status, _ = self._request(
+                    status = self.request(
                         "move", port, "POST", f"/games/{game_id}/move/",
                         session, fields, retry,
-                    )  # fmt: skip
+                    ).status  # fmt: skip
                     if status == 302 or (status == 409 and retry):
                         self.played[game_id].append(cell)
                         break
@@ -142,21 +146,23 @@ class Play:
                     self.stopping.wait(PACE)  # a player's pace before trying again
                 self.stopping.wait(PACE)  # a player's pace between moves
 
-    def _probe(self, players) -> None:
-        """Each PACE, on each host: the lobby, a live stream, /readyz, each in
-        a thread of its own (one may wait for the pool while another answers)."""
-        session = players[0][0]["carol"]
-        probes = (("page", "/"), ("stream", "/lobby/events/"), ("ready", "/readyz"))
-        with ThreadPoolExecutor(16) as pool:
-            while not self.stopping.is_set():
-                for port in self.ports:
-                    for kind, path in probes:
-                        pool.submit(self._request, kind, port, "GET", path, session)
-                self.stopping.wait(PACE)  # the pace of the probes
+    def at_once(self, requests: list[tuple]) -> list[Answer]:
+        """`requests` ((kind, port, method, path, session, fields) each) sent
+        together, each in a thread of its own: their answers."""
+        with ThreadPoolExecutor(len(requests)) as pool:
+            return list(pool.map(lambda request: self.request(*request), requests))
 
-    def back_since(self, moment: float) -> dict[int, float]:
+    def back_since(self, moment: float, session: str) -> dict[int, float]:
         """Each host's first lobby page and accepted move sent after `moment`:
-        when the later of the two was answered."""
+        when the later of the two was answered. Asks each host that has not
+        served one since for the lobby."""
+        for port in self.ports:
+            if not any(
+                a.port == port and a.kind == "page" and a.status == 200
+                and a.sent >= moment
+                for a in self.answers[:]
+            ):  # fmt: skip
+                self.request("page", port, "GET", "/", session)
         with self.lock:
             answers = list(self.answers)
         back = {}
@@ -215,52 +221,61 @@ def test_a_failover_loses_no_acknowledged_move_and_every_host_is_back_in_5_s(
     log_paths = [tmp_path / "a.log", tmp_path / "b.log"]
     logs = [path.open("w") for path in log_paths]
     try:
-        # Requests wait 1 s for a connection, not 3 (settings.DATABASES): the 2 s
-        # without a primary then shows in the answers, which a 3 s wait would
-        # mostly bridge (served late, not refused).
-        with hosts.serving(backend, 2, log=logs, DJANGO_DB_POOL_TIMEOUT="1") as (
-            ports,
-            _,
-        ):
-            players, watched = [], None
-            for _ in range(2):
-                sessions, games = hosts.games(
-                    backend, GAMES_PER_PAIR + 1, suffix=hosts.fresh_suffix()
-                )
-                ids = sorted(games)
-                if watched is None:  # one game left alone, watched on each host
-                    watched = ids.pop()
-                    watched_version = games[watched]
-                    watch_session = sessions["bob"]
-                    watch_alice = sessions["alice"]
-                half = len(ids) // 2
-                players += [(sessions, ids[:half]), (sessions, ids[half:])]
+        # Requests wait 0.5 s for a connection, not 3 (settings.DATABASES): the
+        # 2 s without a primary then show in the answers, and the requests sent
+        # meanwhile hold a host's 4 page threads for less than the outage.
+        timeout = {"DJANGO_DB_POOL_TIMEOUT": "0.5"}
+        with hosts.serving(backend, 2, log=logs, **timeout) as (ports, _):
+            sessions, games = hosts.games(backend, GAMES + 1)
+            watched, *played = sorted(games)  # one left alone, watched on each host
+            watched_version = games[watched]
+            # Four games at once, each played by alice (X) and bob (O).
+            players = [(sessions, played[i::PLAYS]) for i in range(PLAYS)]
             watchers = [
                 Watcher(port, f"/games/{watched}/events/?v={watched_version}",
-                        watch_session)
+                        sessions["bob"])
                 for port in ports
             ]  # fmt: skip
             for watcher in watchers:
                 assert watcher.next() == ("status", 200)
 
+            watched_path = f"/games/{watched}/move/"
             play = Play(ports, players)
             try:
                 wait_for(lambda: len(play.answers) > 40, "play under way")
                 primary.crash()
                 crashed_at = time.monotonic()
-                time.sleep(DOWN_SECONDS)  # the standby is promoted this much later
+                # Without a primary: a page, a new stream, /readyz and a move on
+                # each host, at once.
+                refused = play.at_once(
+                    [
+                        (kind, port, method, path, sessions["alice"], fields)
+                        for port in ports
+                        for kind, method, path, fields in (
+                            ("page", "GET", "/", None),
+                            ("stream", "GET", "/lobby/events/", None),
+                            ("ready", "GET", "/readyz", None),
+                            ("move", "POST", watched_path, FIRST_MOVE),
+                        )
+                    ]
+                )  # fmt: skip
+                time.sleep(
+                    max(0, crashed_at + DOWN_SECONDS - time.monotonic())
+                )  # the standby is promoted this much later
                 promoting_at = time.monotonic()
                 standby.promote()
                 promoted_at = time.monotonic()
                 back = wait_for(
                     lambda: (
-                        (b := play.back_since(promoting_at)).keys() == set(ports) and b
+                        (b := play.back_since(promoting_at, sessions["carol"])).keys()
+                        == set(ports)
+                        and b
                     ),
                     "every host serving and accepting moves",
                 )
                 # Each stream, open since before the crash, hears a later move.
                 move = ask(
-                    ports[0], "POST", f"/games/{watched}/move/", watch_alice,
+                    ports[0], "POST", watched_path, sessions["alice"],
                     {"row": 1, "col": 1, "ply": 0},
                 )  # fmt: skip
                 assert move[0] == 302
@@ -306,19 +321,15 @@ def test_a_failover_loses_no_acknowledged_move_and_every_host_is_back_in_5_s(
         )
     ]
     assert unexpected == []
-    # While no primary answered: the readable 503 on each host, from the lobby,
-    # a new stream and /readyz alike, a move too.
+    # While no primary answered: the readable 503 on each host, from pages, new
+    # streams, /readyz and moves alike (a request sent then may also wait for a
+    # connection until the promotion, and be served late).
+    assert [(a.kind, a.status, a.answered < promoting_at) for a in refused] == [
+        (kind, 503, True) for _ in ports for kind in ("page", "stream", "ready", "move")
+    ]
+    assert all(MESSAGE in a.body for a in refused if a.kind != "ready")
     during = [a for a in answers if crashed_at < a.sent and a.answered < promoting_at]
     assert {a.status for a in during} == {503}
-    refused = {
-        (a.kind, a.port)
-        for a in answers
-        if crashed_at < a.sent < promoting_at and a.status == 503
-    }
-    assert refused >= {
-        (kind, port) for kind in ("page", "stream", "ready") for port in ports
-    }
-    assert any(a.kind == "move" and a.status == 503 for a in answers)
     # Every acknowledged move is in the new primary, and nothing else is.
     assert sum(len(cells) for cells in play.played.values()) > 40
     assert stored == play.played

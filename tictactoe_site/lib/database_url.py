@@ -27,7 +27,10 @@ def database_from_url(name: str, default: str, **options) -> dict:
     """The DATABASES entry of the URL in the variable `name` (or `name`_FILE;
     `default` when unset); `options` as dj_database_url.parse takes them."""
     url = env_secret(name).strip() or default
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+    except ValueError:  # an unbalanced bracket
+        raise _unreadable(name) from None
     credentials, at, hosts = parts.netloc.rpartition("@")
     if "," not in hosts:
         return _parse(name, url, options)
@@ -48,11 +51,15 @@ def _parse(name: str, url: str, options: dict) -> dict:
     try:
         return dj_database_url.parse(url, **options)
     except ValueError:  # dj_database_url.ParseError, an unknown scheme
-        raise ConfigurationError(
-            f"{name} is not a database URL Django can use: write it as "
-            "scheme://user:password@host:port/name, its parts percent-encoded "
-            "(docs/settings.md)."
-        ) from None
+        raise _unreadable(name) from None
+
+
+def _unreadable(name: str) -> ConfigurationError:
+    return ConfigurationError(
+        f"{name} is not a database URL Django can use: write it as "
+        "scheme://user:password@host:port/name, its parts percent-encoded "
+        "(docs/settings.md)."
+    )
 
 
 def _host_and_port(name: str, item: str) -> tuple[str, str]:
