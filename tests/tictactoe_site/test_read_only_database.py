@@ -19,14 +19,26 @@ pytestmark = [
 MESSAGE = "The game server cannot reach its database right now. Try again in a moment."
 
 
-def read_only() -> object:
-    """This thread's connection made read-only; the DB-API connection."""
-    with connection.cursor() as cursor:
-        cursor.execute("SET SESSION default_transaction_read_only = on")
-    return connection.connection
+@pytest.fixture
+def read_only():
+    """Makes this thread's connection read-only, as a standby's are: returns its
+    DB-API connection. Made writable again after, if it is still open (the
+    test's tables are emptied through it)."""
+
+    def make_read_only():
+        with connection.cursor() as cursor:
+            cursor.execute("SET SESSION default_transaction_read_only = on")
+        return connection.connection
+
+    yield make_read_only
+    if connection.connection is not None and not connection.connection.closed:
+        with connection.cursor() as cursor:
+            cursor.execute("RESET default_transaction_read_only")
 
 
-def test_a_move_refused_as_read_only_is_a_503_and_its_connection_discarded(game, alice):
+def test_a_move_refused_as_read_only_is_a_503_and_its_connection_discarded(
+    game, alice, read_only
+):
     client = Client(raise_request_exception=False)
     client.force_login(alice)
     refused_on = read_only()
@@ -45,7 +57,7 @@ def test_a_move_refused_as_read_only_is_a_503_and_its_connection_discarded(game,
 
 
 def test_readiness_is_a_503_on_a_read_only_server_and_finds_the_primary_after(
-    client,
+    client, read_only
 ):
     refused_on = read_only()
 
