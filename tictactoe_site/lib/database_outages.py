@@ -16,6 +16,8 @@ READ_ONLY_SQLSTATE = "25006"  # read_only_sql_transaction
 
 
 def is_read_only_refusal(exc: BaseException | None) -> bool:
+    """Django raises it as InternalError, psycopg's error (with the SQLSTATE)
+    as its cause."""
     cause = getattr(exc, "__cause__", None)
     return (
         isinstance(exc, InternalError)
@@ -24,9 +26,9 @@ def is_read_only_refusal(exc: BaseException | None) -> bool:
 
 
 def is_outage(exc: BaseException | None) -> bool:
-    return isinstance(exc, OperationalError | InterfaceError) or is_read_only_refusal(
-        exc
-    )
+    if isinstance(exc, OperationalError | InterfaceError):
+        return True
+    return is_read_only_refusal(exc)
 
 
 def discard() -> None:
