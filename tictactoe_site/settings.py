@@ -8,10 +8,10 @@ from datetime import timedelta
 from pathlib import Path
 from urllib.parse import urlsplit
 
-import dj_database_url
 from django.utils.csp import CSP
 from dotenv import load_dotenv
 
+from tictactoe_site.lib.database_url import database_from_url
 from tictactoe_site.lib.env import (
     ConfigurationError,
     env_bool,
@@ -165,8 +165,10 @@ TEMPLATES = [
 # -- Database: SQLite unless DATABASE_URL says otherwise ---------------------------
 
 DATABASES = {
-    "default": dj_database_url.parse(
-        env_secret("DATABASE_URL").strip() or f"sqlite:///{BASE_DIR / 'db.sqlite3'}",
+    # One host, or a primary and its standbys (libpq's multi-host form).
+    "default": database_from_url(
+        "DATABASE_URL",
+        f"sqlite:///{BASE_DIR / 'db.sqlite3'}",
         # Each thread of a server process keeps its connection between requests.
         conn_max_age=env_int("DJANGO_CONN_MAX_AGE", 60, minimum=0),
         conn_health_checks=True,

@@ -73,5 +73,10 @@ def database_service() -> str:
     """The database, as the log lines name it."""
     if connection.vendor != "postgresql":
         return "the database"
-    host = connection.settings_dict["HOST"] or "its local socket"
-    return f"PostgreSQL at {host}:{connection.settings_dict['PORT'] or 5432}"
+    hosts = (connection.settings_dict["HOST"] or "its local socket").split(",")
+    ports = str(connection.settings_dict["PORT"] or 5432).split(",")
+    if len(ports) == 1:  # libpq: one port for every host
+        ports *= len(hosts)
+    # A primary and its standbys (DATABASE_URL's multi-host form): each named.
+    named = [f"{host}:{port or 5432}" for host, port in zip(hosts, ports, strict=True)]
+    return f"PostgreSQL at {', '.join(named)}"

@@ -3,6 +3,10 @@ authentication, started and stopped with pg_ctl.
 
 initdb refuses to run as root (CI runs as root): then every server command runs
 as the `postgres` OS user, who owns the data directory.
+
+`replicated_postgres()` gives a primary and its streaming standby (pg_basebackup
+-R), replicated synchronously (synchronous_standby_names, as Patroni or a
+managed service sets it): a commit is acknowledged once the standby has it.
 """
 
 import os
@@ -10,6 +14,7 @@ import pwd
 import shutil
 import subprocess
 import tempfile
+import time
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -30,6 +35,7 @@ class PrivatePostgres:
         self.data = self.root / "data"
         self.log = self.root / "server.log"
         self.as_root = os.geteuid() == 0
+        self.settings: dict[str, str] = {}  # more `-c name=value` at start
         if self.as_root:
             owner = pwd.getpwnam(OWNER)
             os.chown(self.root, owner.pw_uid, owner.pw_gid)
@@ -59,6 +65,7 @@ class PrivatePostgres:
             "--encoding=UTF8",
             "--locale=C",
             "--no-instructions",
+            "--no-sync",  # a test's server: nothing to keep past the machine's life
         )
 
     def start(self) -> None:
@@ -66,7 +73,7 @@ class PrivatePostgres:
         options = (
             f"-p {self.port} -c listen_addresses=127.0.0.1 "
             f"-c unix_socket_directories={self.root}"
-        )
+        ) + "".join(f" -c {name}={value}" for name, value in self.settings.items())
         self._run(
             str(BIN / "pg_ctl"),
             "start",
@@ -81,6 +88,43 @@ class PrivatePostgres:
         """Fast shutdown: open sessions are ended, committed work is kept."""
         self._run(
             str(BIN / "pg_ctl"), "stop", "--wait", "-m", "fast", "-D", str(self.data)
+        )
+
+    def crash(self) -> None:
+        """Immediate shutdown, as a crash: no checkpoint, sessions cut off."""
+        self._run(
+            str(BIN / "pg_ctl"),
+            "stop",
+            "--wait",
+            "-m",
+            "immediate",
+            "-D",
+            str(self.data),
+        )
+
+    def base_backup_of(self, primary: "PrivatePostgres") -> None:
+        """This server's data: a copy of `primary`'s, set up as its streaming
+        standby (pg_basebackup -R writes standby.signal and primary_conninfo)."""
+        self._run(
+            str(BIN / "pg_basebackup"),
+            f"--pgdata={self.data}",
+            "--host=127.0.0.1",
+            f"--port={primary.port}",
+            "--username=postgres",
+            "--write-recovery-conf",
+            "--checkpoint=fast",
+            "--wal-method=stream",
+        )
+
+    def promote(self) -> None:
+        """A standby becomes a primary (pg_ctl promote, waiting until it is)."""
+        self._run(
+            str(BIN / "pg_ctl"),
+            "promote",
+            "--wait",
+            "--timeout=60",
+            "-D",
+            str(self.data),
         )
 
     def url(self, database: str) -> str:
@@ -127,3 +171,41 @@ def private_postgres():
         yield server
     finally:
         server.destroy()
+
+
+def multi_host_url(database: str, *servers: PrivatePostgres) -> str:
+    """libpq's multi-host form naming `servers`, connecting to the primary."""
+    hosts = ",".join(f"127.0.0.1:{server.port}" for server in servers)
+    return f"postgres://postgres@{hosts}/{database}?target_session_attrs=read-write"
+
+
+def _wait_for_synchronous_standby(primary: PrivatePostgres, timeout: float = 60):
+    """Until the primary streams to a synchronous standby (bounded)."""
+    deadline = time.monotonic() + timeout
+    query = "SELECT count(*) FROM pg_stat_replication WHERE sync_state = 'sync'"
+    with psycopg.connect(primary.url("postgres"), autocommit=True) as connection:
+        while connection.execute(query).fetchone()[0] == 0:
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"no synchronous standby:\n{primary.server_log()}")
+            time.sleep(0.05)  # polling the primary's view, bounded
+
+
+@contextmanager
+def replicated_postgres():
+    """A primary and its synchronous streaming standby, both started (the
+    standby hot: it answers read-only queries); destroyed after."""
+    primary, standby = PrivatePostgres(), PrivatePostgres()
+    try:
+        primary.init()
+        # fsync off: the test crashes processes, never the machine, so what a
+        # server wrote is kept; commits wait for the standby, not for the disk.
+        primary.settings = {"synchronous_standby_names": "'*'", "fsync": "off"}
+        primary.start()
+        standby.base_backup_of(primary)
+        standby.settings = {"fsync": "off"}
+        standby.start()
+        _wait_for_synchronous_standby(primary)
+        yield primary, standby
+    finally:
+        standby.destroy()
+        primary.destroy()

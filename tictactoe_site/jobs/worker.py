@@ -13,8 +13,14 @@ taken over by the next worker only once this one has died
 A worker the server started (PARENT_PID set) stops as SIGTERM would stop it
 once that server is gone, when it was killed before it could stop the worker:
 otherwise the worker would run on beside the next server's.
+
+The database may go away (a restart, a failover to a standby): the worker then
+logs one line, asks again every second until a primary answers (the pool finds
+it: docs/deploying.md), logs one line, puts back in the queue what it had in
+hand, and runs on, without a restart of the process.
 """
 
+import logging
 import os
 import signal
 import threading
@@ -22,12 +28,18 @@ import time
 
 import django
 from django.core.management import call_command
+from django.db import DatabaseError
 
+from tictactoe_site.lib import database_outages
 from tictactoe_site.lib.env import env_float, env_int, reports_configuration_errors
 from tictactoe_site.ops import metrics_dir
 
+logger = logging.getLogger("tictactoe_site.jobs.worker")
+
 # The environment variable through which the server names itself as the parent.
 PARENT_PID = "TASK_WORKER_PARENT_PID"
+# Seconds between two tries while the database is away.
+RETRY_SECONDS = 1.0
 
 
 def stop_when_orphaned(parent: int) -> None:
@@ -53,15 +65,41 @@ def main() -> None:
     sentry.start()  # failed tasks to Sentry; nothing without SENTRY_DSN
 
     worker = heartbeat.prepare_worker()
-    call_command(
-        "db_worker",
-        queue_name="*",
-        worker_id=worker,
-        interval=interval,
-        startup_delay=False,
-        reload=False,
-        verbosity=0,  # one line per failure comes from heartbeat.log_failure
-    )
+    while True:
+        try:
+            call_command(
+                "db_worker",
+                queue_name="*",
+                worker_id=worker,
+                interval=interval,
+                startup_delay=False,
+                reload=False,
+                verbosity=0,  # one line per failure: heartbeat.log_failure
+            )
+            return
+        except DatabaseError as exc:
+            if not database_outages.is_outage(exc):
+                raise
+            logger.warning(
+                "Task worker: the database is unreachable (%s); tasks wait.",
+                type(exc).__name__,
+            )
+        requeued = _when_database_is_back(lambda: heartbeat.requeue_abandoned(worker))
+        logger.warning(
+            "Task worker: the database is back; %d task(s) in hand requeued.", requeued
+        )
+
+
+def _when_database_is_back(first):
+    """`first()` once the database answers it, trying every RETRY_SECONDS."""
+    while True:
+        database_outages.discard()  # on a dead server, or on a standby
+        try:
+            return first()
+        except DatabaseError as exc:
+            if not database_outages.is_outage(exc):
+                raise
+        time.sleep(RETRY_SECONDS)
 
 
 if __name__ == "__main__":

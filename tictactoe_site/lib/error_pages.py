@@ -12,7 +12,6 @@ Why a game refuses an action is games.refusals; this module only shows it."""
 
 import sys
 
-from django.db import InterfaceError, OperationalError
 from django.http import HttpResponse
 from django.shortcuts import render
 from django.template.loader import render_to_string
@@ -20,6 +19,8 @@ from django.urls import Resolver404
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, gettext_noop, pgettext
 from django.views import defaults
+
+from . import database_outages
 
 # Marked for translation, kept English here: the live streams answer with it as
 # is (games.live.streams); the page translates it.
@@ -85,15 +86,17 @@ def server_error(request):
     """An unreachable database is an outage, not a bug: 503 with a message.
 
     Django calls this while the exception is being handled, so sys.exc_info()
-    names it. Outages surface as OperationalError (refused, closed, pool timeout,
-    server shutting down) or InterfaceError (connection already closed); other
+    names it. What is an outage: tictactoe_site.lib.database_outages (a write
+    refused by a standby included, whose connection is discarded); other
     database errors (IntegrityError, ProgrammingError) are bugs and stay 500s.
     The page is rendered without the request (not through `error_page`): its
     context would read the session and the user, that is, the database again.
     """
     exception = sys.exc_info()[1]
-    if not isinstance(exception, OperationalError | InterfaceError):
+    if not database_outages.is_outage(exception):
         return defaults.server_error(request)
+    if database_outages.is_read_only_refusal(exception):
+        database_outages.discard()
     html = render_to_string(
         "error.html",
         {"title": _("Try again in a moment"), "message": _(DATABASE_UNAVAILABLE)},

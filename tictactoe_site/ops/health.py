@@ -5,8 +5,9 @@ before anything else looks at the request.
   answered on the event loop itself (tictactoe_site.server.asgi), so a probe
   never queues behind busy page threads; here for any other server (wsgi.py).
 - /readyz: this process can serve pages now: its database answers (one small
-  query) and every check registered with `readiness_check` passes (the live
-  listener's, registered by games). A load balancer takes the host out of
+  query) and takes writes (not a standby met during a failover), and every
+  check registered with `readiness_check` passes (the live listener's,
+  registered by games). A load balancer takes the host out of
   service while it answers 503.
 - /healthz: the same answer as /readyz, for load balancers configured before.
 - /workerz: the task worker beats (settings.TASK_WORKER_CHECK). For monitoring,
@@ -29,6 +30,8 @@ from django.http import HttpResponse, HttpResponseNotAllowed
 from django.utils.cache import add_never_cache_headers
 from django.utils.module_loading import import_string
 
+from tictactoe_site.lib import database_outages
+
 logger = logging.getLogger(__name__)
 
 OK = b"ok\n"
@@ -50,14 +53,24 @@ def _answer(body: bytes | str, status: int = 200) -> HttpResponse:
     return HttpResponse(body, status=status, content_type="text/plain")
 
 
-def _database_answers() -> bool:
+# One small query: PostgreSQL says whether it takes writes (a standby does not).
+PROBE = {"postgresql": "SHOW transaction_read_only"}
+
+
+def _database_problem() -> str | None:
+    """Why the database cannot serve pages now, or None."""
     try:
         with connection.cursor() as cursor:
-            cursor.execute("SELECT 1")
+            cursor.execute(PROBE.get(connection.vendor, "SELECT 1"))
+            (answer,) = cursor.fetchone()
     except DatabaseError as exc:
         logger.warning("readiness: the database does not answer: %s", exc)
-        return False
-    return True
+        return "database unavailable"
+    if answer == "on":  # connected to a standby: find the primary next time
+        database_outages.discard()
+        logger.warning("readiness: the database is read-only (a standby)")
+        return "database read-only"
+    return None
 
 
 def live() -> HttpResponse:
@@ -65,8 +78,8 @@ def live() -> HttpResponse:
 
 
 def ready() -> HttpResponse:
-    if not _database_answers():
-        return _answer("database unavailable\n", 503)
+    if (problem := _database_problem()) is not None:
+        return _answer(f"{problem}\n", 503)
     for check in _readiness_checks:
         if (problem := check()) is not None:
             logger.warning("readiness: %s", problem)

@@ -26,10 +26,10 @@ import logging
 import sys
 
 from django.conf import settings
-from django.db import InterfaceError, OperationalError
 from django.tasks import TaskResultStatus
 from django.tasks.signals import task_finished
 
+from tictactoe_site.lib import database_outages
 from tictactoe_site.ops import logs
 
 # sentry_sdk once `start` has set it up.
@@ -73,7 +73,7 @@ def start() -> None:
 
 def before_send(event: dict, hint: dict) -> dict | None:
     exc_info = hint.get("exc_info")
-    if exc_info and isinstance(exc_info[1], OperationalError | InterfaceError):
+    if exc_info and database_outages.is_outage(exc_info[1]):
         return None  # the database is away: lib.error_pages answers 503
     fields = logs.fields()
     tags = event.setdefault("tags", {})
