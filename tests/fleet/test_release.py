@@ -81,13 +81,13 @@ def served_since(answers, since: float, *, new: bool) -> set[str]:
 
 
 def failed(reader: Reader, creator: Creator) -> list[tuple[int, str, str]]:
-    """(status, host, path) of every page that was not served so far, and of
-    every new game that was not made."""
-    pages = [(a, 200) for a in reader.pages + creator.pages]
-    made = [(a, 302) for a in creator.created]
+    """(status, host, what) of every game page not served so far, and of every
+    new game not made."""
+    pages = [(a, 200, "a game page") for a in reader.pages + creator.pages]
+    made = [(a, 302, "a new game") for a in creator.created]
     return [
-        (a.status, a.host, a.location or a.body[:80])
-        for a, expected in pages + made
+        (a.status, a.host, what)
+        for a, expected, what in pages + made
         if a.status != expected
     ]
 
