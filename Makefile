@@ -174,10 +174,11 @@ bench-servers: install ## the game page under each candidate server (needs wrk)
 # to add the JavaScript one; in CI (CI=true, where .ci/run installs npm) a lint
 # without Biome is a failure.
 BIOME := node_modules/.bin/biome
-lint: install $(if $(NPM),$(NODE_STAMP)) ## ruff check, ruff format --check, the import contracts (import-linter), and Biome over static/*.js (where npm is)
+lint: install $(if $(NPM),$(NODE_STAMP)) ## ruff check, ruff format --check, the import contracts (import-linter), migrations old hosts can run (django-migration-linter, where PostgreSQL answers), and Biome over static/*.js (where npm is)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/lint-imports
+	TEST_POSTGRES_URL="$(TEST_POSTGRES_URL)" $(PY) -m tests.support.migration_lint
 	@if [ -x $(BIOME) ]; then \
 	  echo "$(BIOME) lint --error-on-warnings"; $(BIOME) lint --error-on-warnings; \
 	elif [ "$$CI" = true ]; then \
