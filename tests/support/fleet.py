@@ -30,6 +30,7 @@ import subprocess
 import threading
 import time
 import urllib.parse
+from collections.abc import Collection
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from http.client import HTTPConnection, HTTPException
@@ -92,10 +93,13 @@ def documented_nginx_block() -> str:
     return block
 
 
-def fleet_nginx_block(block: str, upstreams: list[str], port: int) -> str:
+def fleet_nginx_block(
+    block: str, upstreams: list[str], port: int, down: Collection[str] = ()
+) -> str:
     """The documented block with the upstream's `server` lines naming `upstreams`
-    (in order, keeping each line's parameters), `listen` on 127.0.0.1:`port` in
-    plain HTTP, and the TLS-only lines left out; every other line as written."""
+    (in order, keeping each line's parameters; those in `down` marked `down`),
+    `listen` on 127.0.0.1:`port` in plain HTTP, and the TLS-only lines left out;
+    every other line as written."""
     lines, servers, in_upstream = [], iter(upstreams), False
     for line in block.splitlines():
         if line.lstrip().startswith("upstream "):
@@ -103,7 +107,10 @@ def fleet_nginx_block(block: str, upstreams: list[str], port: int) -> str:
         elif in_upstream and line.strip().startswith("}"):
             in_upstream = False
         if in_upstream and UPSTREAM_SERVER.match(line):
-            line = UPSTREAM_SERVER.sub(rf"\g<1>{next(servers)}\g<2>", line)
+            server = next(servers)
+            line = UPSTREAM_SERVER.sub(rf"\g<1>{server}\g<2>", line)
+            if server in down:
+                line = line.replace(";", " down;", 1)
         elif LISTEN.match(line):
             line = LISTEN.sub(rf"\g<1>listen 127.0.0.1:{port};", line)
         elif TLS_ONLY.match(line):
@@ -137,18 +144,52 @@ class Nginx:
         self.prefix = prefix
         self.port = free_port()
         prefix.mkdir(parents=True, exist_ok=True)
-        block = fleet_nginx_block(documented_nginx_block(), upstreams, self.port)
+        self.upstreams = upstreams
         self.config = prefix / "nginx.conf"
+        self._write_config(down=())
+        self.process: subprocess.Popen | None = None
+
+    def _write_config(self, down: Collection[str]) -> None:
+        block = fleet_nginx_block(
+            documented_nginx_block(), self.upstreams, self.port, down
+        )
         self.config.write_text(
             NGINX_MAIN.format(
-                prefix=prefix,
+                prefix=self.prefix,
                 # As root, workers would run as nobody, who cannot enter the
                 # test's private temporary directory.
                 user="user root;" if os.geteuid() == 0 else "",
                 block=block,
             )
         )
-        self.process: subprocess.Popen | None = None
+
+    def _workers(self) -> set[int]:
+        """The process ids of nginx's workers (the master's children)."""
+        master, workers = str(self.process.pid), set()
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            try:
+                fields = stat.read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue  # the process ended while being read
+            if fields[1] == master:
+                workers.add(int(stat.parent.name))
+        return workers
+
+    def reload(self, *, down: Collection[str] = ()) -> None:
+        """Serve with the hosts in `down` taken out (docs/deploying.md, a
+        rolling restart): returns once the workers of the previous configuration
+        have exited, which nginx lets them do only when the requests they were
+        passing on are answered."""
+        before = self._workers()
+        self._write_config(down)
+        reloaded = subprocess.run(
+            self._command("-s", "reload"), capture_output=True, text=True
+        )
+        assert reloaded.returncode == 0, reloaded.stderr
+        wait_for(
+            lambda: (now := self._workers()) and not now & before,
+            "nginx's workers of the previous configuration to exit",
+        )
 
     def _command(self, *extra: str) -> list[str]:
         return [NGINX, "-p", str(self.prefix), "-c", str(self.config), *extra]
