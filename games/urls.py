@@ -47,6 +47,7 @@ urlpatterns = [
         guest_views.join_game_as_guest,
         name="join_game_as_guest",
     ),
+    path("games/<int:game_id>/private/", views.set_privacy, name="set_privacy"),
     path("games/<int:game_id>/forfeit/", views.forfeit_game, name="forfeit_game"),
     path("games/<int:game_id>/abort/", views.abort_game, name="abort_game"),
     path("games/<int:game_id>/rematch/", views.rematch, name="rematch"),
