@@ -24,7 +24,7 @@ from accounts import guests, rate_limits, refusals
 from accounts.guests import is_guest
 from tictactoe_site.lib.error_pages import error_page, get_only, post_only
 
-from . import guest_views, page_cache, presentation, rules, services
+from . import guest_views, page_cache, presentation, rules, services, sharing
 from .forms import ArchiveForm, MoveForm, NewGameForm, ReplayForm
 from .models import Block, Game, PlayerRecord, PlayerResult, Series
 from .refusals import (
@@ -74,6 +74,9 @@ def game_context(game: Game, viewer) -> dict:
         # The rematch, once someone started it.
         "rematch": getattr(game, "rematch", None) if game.is_finished else None,
         "ply": game.move_count,
+        # Link previews and the Share section (games.sharing).
+        "preview": sharing.preview_tags(game),
+        "share": sharing.share_links(game),
     }
 
 

@@ -232,6 +232,13 @@ CACHES = {
         "TIMEOUT": 600,
         "OPTIONS": {"MAX_ENTRIES": 2000},
     },
+    # Drawn pictures of games (games.sharing), per process, keyed by what they show.
+    "pictures": {
+        "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+        "LOCATION": "pictures",
+        "TIMEOUT": 3600,
+        "OPTIONS": {"MAX_ENTRIES": 500},
+    },
     # The players whose activity this process recorded lately (accounts.middleware).
     "seen": {
         "BACKEND": "django.core.cache.backends.locmem.LocMemCache",

@@ -240,6 +240,7 @@ def test_the_account_choice_wants_a_login_and_a_post(as_alice):
 
 # -- a visitor's live stream -----------------------------------------------
 
+
 async def _opened(path: str, **kwargs) -> Stream:
     stream = Stream(path, **kwargs)
     status, _, _ = await stream.response()
