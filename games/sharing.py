@@ -42,12 +42,16 @@ def description(game: Game) -> str:
     return presentation.turn_text(game, AnonymousUser())
 
 
-def position_text(game: Game, ply: int | None = None) -> str:
+def position_text(
+    game: Game, ply: int | None = None, *, rows=None, status: str | None = None
+) -> str:
     """The board in words, for the pictures' `alt`: "Board after 2 moves:
-    X: row 2, column 2; O: row 1, column 1." then whose turn or the result."""
+    X: row 2, column 2; O: row 1, column 1." then whose turn or the result
+    (`status`, if known already). `rows`: presentation.cells(game, ply), if
+    made already."""
     marked = [
         presentation.mark_on_cell(cell.mark, cell.row, cell.col)
-        for row in presentation.cells(game, ply)
+        for row in rows or presentation.cells(game, ply)
         for cell in row
         if cell.mark
     ]
@@ -63,28 +67,34 @@ def position_text(game: Game, ply: int | None = None) -> str:
         ) % {"count": count, "cells": separator.join(marked)}
     if ply is not None and ply != game.move_count:
         return board
-    return presentation.sentences(board, description(game))
+    return presentation.sentences(board, status or description(game))
 
 
-def preview_tags(game: Game) -> dict:
-    """The values of the page's Open Graph and Twitter tags."""
-    return {
-        "title": title(game),
-        "description": description(game),
-        "url": absolute(game.get_absolute_url()),
+def page_parts(game: Game, rows) -> dict:
+    """What a game page adds for sharing it (`rows`: its board's cells):
+    `preview`, the values of its Open Graph and Twitter tags, and `share`,
+    its Share section's links; each text made once."""
+    page_title, status = title(game), description(game)
+    url = absolute(game.get_absolute_url())
+    preview = {
+        "title": page_title,
+        "description": status,
+        "url": url,
         "image": absolute(preview_path(game)),
-        "image_alt": position_text(game),
+        "image_alt": position_text(game, rows=rows, status=status),
         "width": pictures.PREVIEW_SIZE[0],
         "height": pictures.PREVIEW_SIZE[1],
     }
+    return {"preview": preview, "share": share_links(game, url, page_title)}
 
 
 # The embed's frame: the board and its lines fit at 390 px wide.
 EMBED_WIDTH, EMBED_HEIGHT = 360, 460
 
 
-def share_links(game: Game) -> dict:
-    """The game's address and the <iframe> snippet that embeds it."""
+def share_links(game: Game, url: str, page_title: str) -> dict:
+    """The game's address (`url`, titled `page_title`) and the <iframe>
+    snippet that embeds it."""
     embed = absolute(reverse("game_embed", args=[game.pk]))
     frame_title = gettext("Game %(id)s on tictactoe") % {"id": game.pk}
     # Plain text (the page escapes it): the code a reader copies.
@@ -93,12 +103,7 @@ def share_links(game: Game) -> dict:
         f'height="{EMBED_HEIGHT}" title="{escape(frame_title)}" loading="lazy" '
         'style="border: 0"></iframe>'
     )
-    return {
-        "url": absolute(game.get_absolute_url()),
-        "title": title(game),
-        "embed_url": embed,
-        "snippet": snippet,
-    }
+    return {"url": url, "title": page_title, "snippet": snippet}
 
 
 def text_record(game: Game) -> str:

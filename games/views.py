@@ -52,9 +52,10 @@ def _game_or_404(game_id: int, viewer) -> Game:
 
 def game_context(game: Game, viewer) -> dict:
     can_move = game.is_turn_of(viewer)
+    rows = presentation.cells(game)
     return {
         "game": game,
-        "rows": presentation.cells(game),
+        "rows": rows,
         "moves": presentation.move_lines(game),
         "turn_text": presentation.turn_text(game, viewer),
         "announcement": presentation.announcement(game, viewer),
@@ -75,8 +76,7 @@ def game_context(game: Game, viewer) -> dict:
         "rematch": getattr(game, "rematch", None) if game.is_finished else None,
         "ply": game.move_count,
         # Link previews and the Share section (games.sharing).
-        "preview": sharing.preview_tags(game),
-        "share": sharing.share_links(game),
+        **sharing.page_parts(game, rows),
     }
 
 

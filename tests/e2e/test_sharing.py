@@ -14,10 +14,12 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 from playwright.sync_api import expect
 
+from games import services
+from tests.conftest import X_WINS_ROW_0, play_cells
 from tests.e2e.test_accessibility import BLOCKING, audit
 from tests.support.served import PLAIN_HTTP, serving
 
-from .conftest import ARTIFACTS
+from .conftest import ARTIFACTS, BOTH_SCHEMES
 from .pages import LIVE_MS, Player
 
 
@@ -134,3 +136,19 @@ def test_the_embed_on_another_origins_page_follows_a_move(people, served, axe_so
     assert [v for v in violations if v["impact"] in BLOCKING] == []
     width = reader.page.evaluate("document.documentElement.scrollWidth")
     assert width <= 390
+
+
+@BOTH_SCHEMES
+def test_the_embed_of_a_won_game_passes_the_audit_on_a_phone(
+    open_page, axe_source, django_user_model, color_scheme
+):
+    ann, ben = (
+        django_user_model.objects.create_user(username=name) for name in ("ann", "ben")
+    )
+    won = play_cells(services.create_game(creator=ann, opponent=ben), *X_WINS_ROW_0)
+    page = open_page(viewport={"width": 390, "height": 844})
+    page.goto(f"/games/{won.pk}/embed/")
+    expect(page.locator(".turn")).to_have_text("ann (X) wins!")
+    violations = audit(page, axe_source)
+    assert [v for v in violations if v["impact"] in BLOCKING] == []
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
