@@ -89,7 +89,8 @@ def mark(player: Player, row: int, col: int):
 
 
 def test_a_visitors_read_only_page_follows_the_game_live(people):
-    ann, ben, visitor = people("ann"), people("ben"), people("visitor")
+    phone = {"width": 390, "height": 844}
+    ann, ben, visitor = people("ann"), people("ben"), people("visitor", viewport=phone)
     game_id = ann.start_game("ben")
     ann.play(1, 1)
     visitor.open_game(game_id)
@@ -97,6 +98,14 @@ def test_a_visitors_read_only_page_follows_the_game_live(people):
     expect(visitor.page.get_by_role("link", name="Sign up").last).to_be_visible()
     expect(visitor.cell_buttons).to_have_count(0)
     expect(mark(visitor, 1, 1)).to_have_text("X")
+    # The Share section with its embed code fits the phone; its script shows
+    # Share (the Web Share API) or, without it, Copy link.
+    expect(visitor.page.get_by_role("heading", name="Share this game")).to_be_visible()
+    share = visitor.page.locator("[data-share-button]")
+    expect(share).to_be_visible()
+    has_share = visitor.page.evaluate("typeof navigator.share === 'function'")
+    expect(share).to_have_text("Share" if has_share else "Copy link")
+    assert visitor.page.evaluate("document.documentElement.scrollWidth") <= 390
     visitor.page.evaluate("window.notReloaded = true")
     ben.open_game(game_id)
     ben.play(0, 0)
