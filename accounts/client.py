@@ -20,10 +20,17 @@ def client_ip(request) -> str | None:
     from the right of X-Forwarded-For (entries further left are whatever the
     client claimed). A malformed header falls back to REMOTE_ADDR rather than to
     an address the client chose."""
-    remote = request.META.get("REMOTE_ADDR")
+    return forwarded_ip(
+        request.META.get("REMOTE_ADDR"), request.META.get("HTTP_X_FORWARDED_FOR", "")
+    )
+
+
+def forwarded_ip(remote: str | None, forwarded_for: str) -> str | None:
+    """client_ip from the peer's address and the X-Forwarded-For header, for a
+    caller without a request (the live streams, games.live.streams)."""
     count = settings.TRUSTED_PROXY_COUNT
     if count > 0:
-        forwarded = request.META.get("HTTP_X_FORWARDED_FOR", "").split(",")
+        forwarded = forwarded_for.split(",")
         if len(forwarded) >= count:
             return _valid_ip(forwarded[-count]) or _valid_ip(remote)
     return _valid_ip(remote)

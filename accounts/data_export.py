@@ -23,9 +23,13 @@ def export_time(value) -> str | None:
 
 def everything_about(user) -> dict:
     preference = TurnEmailPreference.objects.filter(user=user).first()
-    language, time_zone = Preferences.objects.filter(user=user).values_list(
-        "language", "time_zone"
-    ).first() or ("", "")
+    language, time_zone, new_games_private = Preferences.objects.filter(
+        user=user
+    ).values_list("language", "time_zone", "new_games_private").first() or (
+        "",
+        "",
+        False,
+    )
     data = {
         "format": FORMAT,
         "exported_at": export_time(timezone.now()),
@@ -49,6 +53,7 @@ def everything_about(user) -> dict:
             # "": not chosen (the browser's language; a zone not told yet).
             "language": language,
             "time_zone": time_zone,
+            "new_games_private": new_games_private,
         },
         "signed_in_browsers": [
             {

@@ -112,6 +112,18 @@ class CloseAccountForm(forms.Form):
         return password
 
 
+class PrivateGamesForm(forms.Form):
+    private = forms.BooleanField(
+        required=False,
+        label=_("Make every new game I start private"),
+        help_text=_(
+            "A private game is seen only by its two players; a public one by "
+            "anyone with its link once both players are in. Each game's page "
+            "can change it."
+        ),
+    )
+
+
 class TurnEmailForm(forms.Form):
     enabled = forms.BooleanField(
         required=False, label=_("Email me when a game has waited on my move")

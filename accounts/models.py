@@ -130,6 +130,11 @@ class Preferences(models.Model):
     )
     # An IANA name (zoneinfo), validated by accounts.middleware.zone_named.
     time_zone = models.CharField(_("time zone"), max_length=MAX_ZONE_NAME, blank=True)
+    # Every game this player starts is private (games reads it at creation:
+    # new_games_private).
+    new_games_private = models.BooleanField(
+        _("new games private"), default=False, db_default=False
+    )
 
     class Meta:
         verbose_name = _("preferences")
@@ -143,3 +148,8 @@ class Preferences(models.Model):
 
     def __str__(self) -> str:
         return f"Preferences of {self.user_id}"
+
+
+def new_games_private(user) -> bool:
+    """Whether `user` asked for every game they start to be private."""
+    return Preferences.objects.filter(user=user, new_games_private=True).exists()

@@ -95,6 +95,14 @@ def save_preferences(*, user, language: str, time_zone: str) -> Preferences:
     return save_time_zone(user=user, time_zone=time_zone)
 
 
+def set_new_games_private(*, user, private: bool) -> Preferences:
+    """Whether every game `user` starts from now on is private (games reads it)."""
+    preferences, _ = Preferences.objects.update_or_create(
+        user=user, defaults={"new_games_private": private}
+    )
+    return preferences
+
+
 def set_turn_emails(*, user, enabled: bool) -> None:
     TurnEmailPreference.objects.update_or_create(
         user=user, defaults={"enabled": enabled}

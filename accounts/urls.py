@@ -92,6 +92,11 @@ urlpatterns = [
         preferences.preferences_page,
         name="account_preferences",
     ),
+    path(
+        "private-games/",
+        preferences.private_games_setting,
+        name="private_games_setting",
+    ),
     path("turn-email/", account.turn_email_settings, name="turn_email_settings"),
     path(
         "turn-email/unsubscribe/<str:token>/",

@@ -38,6 +38,7 @@ def _game(game: Game, user, outcomes: dict[int, str]) -> dict:
         "created_by": _name(game.created_by_player),
         "aborted_by": _name(game.player_for_id(game.aborted_by_id)),
         "by_invitation": game.is_invitation,
+        "private": game.is_private,
         "rematch_of": game.rematch_of_id,
         "created_at": export_time(game.created_at),
         "finished_at": export_time(game.finished_at),

@@ -54,6 +54,7 @@ GAME_PAGE_FIELDS = (
     "rematch_of_id",
     "created_by_id",
     "aborted_by_id",
+    "is_private",
 )
 # Of each player a game page shows the name and whether the account is open.
 PAGE_PLAYER_FIELDS = ("id", "username", "is_active")
@@ -107,6 +108,7 @@ LOCKED_FIELDS = (
     "created_at",
     "updated_at",
     "finished_at",
+    "is_private",
     "player_x__username",
     "player_x__is_active",
     "player_o__username",

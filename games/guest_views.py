@@ -70,11 +70,11 @@ def play_as_guest(request, *, join, refuse):
     return response
 
 
-def _open_game(request, game_id: int) -> Game | None:
-    """The game if a visitor may join it as a guest: open and waiting, not an
-    invitation (its link is the way in)."""
+def _open_game(request, game_id: int, game: Game | None = None) -> Game | None:
+    """The game (`game`, if read already) if a visitor may join it as a guest:
+    open and waiting, not an invitation (its link is the way in)."""
     try:
-        game = Game.objects.for_page(game_id, request.user)
+        game = game or Game.objects.for_page(game_id, request.user)
     except Game.DoesNotExist:
         raise Http404(refusal_text(GameNotFound())) from None
     if not game.is_waiting or game.is_invitation:
@@ -82,10 +82,13 @@ def _open_game(request, game_id: int) -> Game | None:
     return game
 
 
-def visitor_game_page(request, game_id: int, *, error=None, status=200, name=None):
-    """A game's page for a visitor not logged in: an open game offers Play as
-    guest beside Log in and Sign up; any other game sends them to log in."""
-    game = _open_game(request, game_id)
+def visitor_game_page(
+    request, game_id: int, *, error=None, status=200, name=None, game=None
+):
+    """A game's page for a visitor not logged in, before it started (`game`, if
+    read already): an open game offers Play as guest beside Log in and Sign up;
+    any other sends them to log in."""
+    game = _open_game(request, game_id, game)
     if game is None:
         if error is not None:
             return error_page(

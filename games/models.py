@@ -153,6 +153,11 @@ class Game(models.Model):
     created_at = models.DateTimeField(gettext_lazy("created"), auto_now_add=True)
     updated_at = models.DateTimeField(gettext_lazy("updated"), auto_now=True)
     finished_at = models.DateTimeField(gettext_lazy("finished"), null=True, blank=True)
+    # Private: once started, only its players may see it (games.services.privacy);
+    # public games are readable by anyone with the link.
+    is_private = models.BooleanField(
+        gettext_lazy("private"), default=False, db_default=False
+    )
 
     objects = GameManager()
 

@@ -128,15 +128,24 @@ class GameQuerySet(models.QuerySet):
         )
 
     def visible_to(self, user) -> "GameQuerySet":
-        """The games `user` may see: all but the waiting games of people who
-        blocked `user` (they are not found, as if they did not exist). The
+        """The games `user` (None: a visitor) may see: all but the waiting games
+        of people who blocked `user`, and but the private games past waiting of
+        which `user` is no player (they are not found, as if they did not
+        exist); a visitor sees only public games with both players in. The
         streams' read; the pages' is written out in sql.GAME_PAGE_READ, alike."""
+        private = Q(is_private=True) & ~Q(status=GameStatus.WAITING)
+        if user is None:
+            return self.exclude(private).filter(
+                player_x__isnull=False, player_o__isnull=False
+            )
         blocked_by_a_player = Exists(
             _blocks()
             .filter(blocked=user)
             .filter(Q(blocker=OuterRef("player_x")) | Q(blocker=OuterRef("player_o")))
         )
-        return self.exclude(Q(status=GameStatus.WAITING) & blocked_by_a_player)
+        return self.exclude(Q(status=GameStatus.WAITING) & blocked_by_a_player).exclude(
+            private & ~Q(player_x=user) & ~Q(player_o=user)
+        )
 
     def lobby_version(self, user) -> tuple:
         """A value that changes whenever `user`'s lobby could: over `user`'s games

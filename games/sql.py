@@ -31,13 +31,14 @@ from .field_lists import GAME_PAGE_FIELDS, PAGE_PLAYER_FIELDS, PAGE_SERIES_FIELD
 # each, measured cheaper than two more LEFT JOINs (PostgreSQL plans every join
 # of this unprepared statement: +124 µs a read against +32 µs; SQLite +5.6 µs
 # against +2.2 µs). Parameters: the game's id, "waiting", the viewer's id: a
-# waiting game of someone who blocked the viewer is not found (as
-# Game.objects.visible_to).
+# waiting game of someone who blocked the viewer is not found; then "waiting"
+# and the viewer's id twice: nor a private game past waiting, by anyone but its
+# players (a visitor's id is NULL: no player). As Game.objects.visible_to.
 GAME_PAGE_READ = """
     SELECT game.id, game.player_x_id, game.player_o_id, game.status, game.board,
            game.move_count, game.move_order, game.winning_line, game.version,
            game.series_id, game.rematch_of_id, game.created_by_id,
-           game.aborted_by_id,
+           game.aborted_by_id, game.is_private,
            player_x.id, player_x.username, player_x.is_active,
            player_o.id, player_o.username, player_o.is_active,
            series.id, series.player_a_id, series.player_b_id, series.a_wins,
@@ -56,6 +57,8 @@ GAME_PAGE_READ = """
           WHERE block.blocked_id = %s
             AND block.blocker_id IN (game.player_x_id, game.player_o_id)
       ))
+      AND (NOT (game.is_private AND game.status <> %s)
+           OR game.player_x_id = %s OR game.player_o_id = %s)
 """
 
 # -- a move ---------------------------------------------------------------------
@@ -228,7 +231,8 @@ def read_game_page(game_model: type[Model], game_id: int, viewer_id: int | None)
     series; None when no such game is visible to `viewer_id`."""
     row = read_row(
         GAME_PAGE_READ,
-        [game_id, GameStatus.WAITING, viewer_id],
+        [game_id, GameStatus.WAITING, viewer_id]
+        + [GameStatus.WAITING, viewer_id, viewer_id],
         _game_page_selected(game_model),
     )
     if row is None:

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import guest_views, views
+from . import guest_views, sharing_views, views
 
 urlpatterns = [
     path("", views.lobby, name="lobby"),
@@ -40,6 +40,19 @@ urlpatterns = [
         views.stream_placeholder,
         name="game_events",
     ),
+    path(
+        "games/<int:game_id>/preview/<int:version>.png",
+        sharing_views.preview,
+        name="game_preview",
+    ),
+    path("games/<int:game_id>/moves.gif", sharing_views.moves_gif, name="moves_gif"),
+    path("games/<int:game_id>/moves.txt", sharing_views.moves_text, name="moves_text"),
+    path("games/<int:game_id>/embed/", sharing_views.embed, name="game_embed"),
+    path(
+        "games/<int:game_id>/embed/live/",
+        sharing_views.embed_live,
+        name="game_embed_live",
+    ),
     path("games/<int:game_id>/move/", views.play_move, name="play_move"),
     path("games/<int:game_id>/join/", views.join_game, name="join_game"),
     path(
@@ -47,6 +60,7 @@ urlpatterns = [
         guest_views.join_game_as_guest,
         name="join_game_as_guest",
     ),
+    path("games/<int:game_id>/private/", views.set_privacy, name="set_privacy"),
     path("games/<int:game_id>/forfeit/", views.forfeit_game, name="forfeit_game"),
     path("games/<int:game_id>/abort/", views.abort_game, name="abort_game"),
     path("games/<int:game_id>/rematch/", views.rematch, name="rematch"),

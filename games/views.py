@@ -11,6 +11,7 @@ from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
+from django.contrib.auth.views import redirect_to_login
 from django.contrib.messages import get_messages
 from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
@@ -23,7 +24,7 @@ from accounts import guests, rate_limits, refusals
 from accounts.guests import is_guest
 from tictactoe_site.lib.error_pages import error_page, get_only, post_only
 
-from . import guest_views, page_cache, presentation, rules, services
+from . import guest_views, page_cache, presentation, rules, services, sharing
 from .forms import ArchiveForm, MoveForm, NewGameForm, ReplayForm
 from .models import Block, Game, PlayerRecord, PlayerResult, Series
 from .refusals import (
@@ -51,9 +52,10 @@ def _game_or_404(game_id: int, viewer) -> Game:
 
 def game_context(game: Game, viewer) -> dict:
     can_move = game.is_turn_of(viewer)
+    rows = presentation.cells(game)
     return {
         "game": game,
-        "rows": presentation.cells(game),
+        "rows": rows,
         "moves": presentation.move_lines(game),
         "turn_text": presentation.turn_text(game, viewer),
         "announcement": presentation.announcement(game, viewer),
@@ -73,6 +75,8 @@ def game_context(game: Game, viewer) -> dict:
         # The rematch, once someone started it.
         "rematch": getattr(game, "rematch", None) if game.is_finished else None,
         "ply": game.move_count,
+        # Link previews and the Share section (games.sharing).
+        **sharing.page_parts(game, rows),
     }
 
 
@@ -236,12 +240,19 @@ def new_game(request):
     return redirect(game)
 
 
+def _visitor_waits(request, game: Game) -> bool:
+    """Whether a visitor not logged in asks for a game not started: its page
+    is the guest's (games.guest_views), its other parts want a login. A
+    started game is readable by anyone with the link, unless private."""
+    return not request.user.is_authenticated and not game.has_both_players
+
+
 @get_only
 def game_detail(request, game_id: int):
-    if not request.user.is_authenticated:
-        # An open game's shared link: Play as guest (games.guest_views).
-        return guest_views.visitor_game_page(request, game_id)
     game = _game_or_404(game_id, request.user)
+    if _visitor_waits(request, game):
+        # An open game's shared link: Play as guest (games.guest_views).
+        return guest_views.visitor_game_page(request, game_id, game=game)
     if "ply" in request.GET:
         return _render_replay(request, game)
     return _render_game(request, game)
@@ -274,11 +285,12 @@ def _render_replay(request, game: Game):
 
 
 @get_only
-@login_required
 def game_live(request, game_id: int):
     """The live part of the game page, for this viewer: what the page's script
     fetches when the game's stream announces a new version."""
     game = _game_or_404(game_id, request.user)
+    if _visitor_waits(request, game):
+        return redirect_to_login(request.get_full_path())
     invitation_url = _invitation_url(request, game)
     if invitation_url is None:
         response = page_cache.render_cached(
@@ -314,7 +326,6 @@ def stream_placeholder(request, game_id: int | None = None):
 
 
 @get_only
-@login_required
 def game_state(request, game_id: int):
     try:
         game = _game_or_404(game_id, request.user)
@@ -322,6 +333,8 @@ def game_state(request, game_id: int):
         # For programs, as its fields are: English in every language.
         with translation.override("en"):
             return JsonResponse({"error": str(GameNotFound.message)}, status=404)
+    if _visitor_waits(request, game):
+        return redirect_to_login(request.get_full_path())
     return JsonResponse(presentation.snapshot(game))
 
 
@@ -350,6 +363,25 @@ def join_game(request, game_id: int):
     response = _perform(request, game_id, services.join_game)
     if response.status_code == 302:
         messages.success(request, gettext("You joined the game."))
+    return response
+
+
+@post_only
+@login_required
+def set_privacy(request, game_id: int):
+    """A player makes the game private (`private=1`) or public (`private=0`)."""
+    private = request.POST.get("private")
+    if private not in ("0", "1"):
+        message = gettext("Choose whether the game is private (1) or public (0).")
+        return _rejected(request, game_id, message, 400)
+    response = _perform(request, game_id, services.set_private, private=private == "1")
+    if response.status_code == 302:
+        messages.success(
+            request,
+            gettext("This game is now private: only its players can see it.")
+            if private == "1"
+            else gettext("This game is now public: anyone with its link can watch."),
+        )
     return response
 
 

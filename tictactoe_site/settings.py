@@ -234,6 +234,13 @@ CACHES = {
         "TIMEOUT": 600,
         "OPTIONS": {"MAX_ENTRIES": 2000},
     },
+    # Drawn pictures of games (games.sharing), per process, keyed by what they show.
+    "pictures": {
+        "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+        "LOCATION": "pictures",
+        "TIMEOUT": 3600,
+        "OPTIONS": {"MAX_ENTRIES": 500},
+    },
     # The players whose activity this process recorded lately (accounts.middleware).
     "seen": {
         "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
@@ -275,6 +282,8 @@ WEB_ACCOUNT_THREADS = env_int("WEB_ACCOUNT_THREADS", 2, minimum=1)
 WEB_PIN_CPUS = env_bool("WEB_PIN_CPUS", default=True)
 # Open live streams (games.live.streams) one user may hold in one server process.
 WEB_MAX_STREAMS_PER_USER = env_int("WEB_MAX_STREAMS_PER_USER", 30, minimum=1)
+# Visitors' game streams (no account) one network may hold in one server process.
+WEB_MAX_STREAMS_PER_ADDRESS = env_int("WEB_MAX_STREAMS_PER_ADDRESS", 30, minimum=1)
 # Live updates between hosts by Redis pub/sub when set; else PostgreSQL's
 # LISTEN/NOTIFY, or local sockets with SQLite (games.live).
 REDIS_URL = env_secret("REDIS_URL").strip()

@@ -19,12 +19,13 @@ from django.utils import translation
 from django.utils.translation import gettext, gettext_lazy
 from django.views import i18n
 
+from tictactoe_site.lib import error_pages
 from tictactoe_site.lib.error_pages import allow_methods, error_page
 
 from .. import middleware, services
-from ..forms import PreferencesForm
+from ..forms import PreferencesForm, PrivateGamesForm
 from ..middleware import language_named, zone_named
-from ..models import Preferences
+from ..models import Preferences, new_games_private
 from .account import account_methods
 
 post_only = allow_methods(
@@ -144,6 +145,7 @@ def preferences_page(request):
             set_language_cookie(response, language)
             return response
         status = 400
+        private = new_games_private(request.user)
     else:
         saved = Preferences.objects.filter(user=request.user).first()
         form = PreferencesForm(
@@ -153,4 +155,24 @@ def preferences_page(request):
             }
         )
         status = 200
-    return render(request, "account/preferences.html", {"form": form}, status=status)
+        private = saved.new_games_private if saved else False
+    private_form = PrivateGamesForm(initial={"private": private})
+    context = {"form": form, "private_form": private_form}
+    return render(request, "account/preferences.html", context, status=status)
+
+
+@error_pages.post_only
+@login_required
+def private_games_setting(request):
+    """The preferences page's choice: every new game private, or public."""
+    form = PrivateGamesForm(request.POST)
+    form.is_valid()  # an unchecked or absent box is "off"
+    private = form.cleaned_data.get("private", False)
+    services.set_new_games_private(user=request.user, private=private)
+    messages.success(
+        request,
+        gettext("Every game you start from now on is private.")
+        if private
+        else gettext("Every game you start from now on is public by its link."),
+    )
+    return redirect("account_preferences")

@@ -39,6 +39,7 @@ class Hub:
         self.games: dict[int, set[Subscriber]] = {}
         self.lobbies: dict[int, set[Subscriber]] = {}
         self.users: dict[int, set[Subscriber]] = {}  # every admitted stream
+        self.visitors: dict[str, set[Subscriber]] = {}  # visitors', by network
         # Account notices heard so far: a stream compares it before and after
         # reading its session, so that a notice in between is not missed.
         self.account_notices = 0
@@ -90,6 +91,7 @@ class Hub:
         self.games.clear()
         self.lobbies.clear()
         self.users.clear()
+        self.visitors.clear()
         for subscribers in self.slices:
             subscribers.clear()
         self.loop = None
@@ -143,12 +145,26 @@ class Hub:
         streams.add(subscriber)
         return True
 
+    def admit_visitor(self, subscriber: Subscriber, address: str) -> bool:
+        """Record a visitor's stream (no account) as its network's; False when
+        that network holds WEB_MAX_STREAMS_PER_ADDRESS streams in this process."""
+        streams = self.visitors.setdefault(address, set())
+        if len(streams) >= settings.WEB_MAX_STREAMS_PER_ADDRESS:
+            if not streams:
+                del self.visitors[address]
+            return False
+        subscriber.address = address
+        streams.add(subscriber)
+        return True
+
     def unsubscribe(self, key: int, subscriber: Subscriber, *, lobby=False) -> None:
         table = self.lobbies if lobby else self.games
         self.slices[subscriber.slice].discard(subscriber)
         _discard(table, key, subscriber)
         if subscriber.user_id is not None:
             _discard(self.users, subscriber.user_id, subscriber)
+        if subscriber.address is not None:
+            _discard(self.visitors, subscriber.address, subscriber)
 
     # Sessions ------------------------------------------------------------------
 
@@ -247,7 +263,7 @@ class Hub:
         self._catch_up(await asyncio.to_thread(current_versions, [*self.games]))
 
 
-def _discard(table: dict, key: int, subscriber: Subscriber) -> None:
+def _discard(table: dict, key: int | str, subscriber: Subscriber) -> None:
     subscribers = table.get(key)
     if subscribers is not None:
         subscribers.discard(subscriber)

@@ -19,10 +19,13 @@ A stream ends when its session does: when the user logs out, changes password,
 or is deactivated or deleted, every process hears it (games.live) and ends the
 streams whose session no longer logs them in; the browser reconnects and is
 refused as a page would be. One user may hold at most WEB_MAX_STREAMS_PER_USER
-streams per process (each holds a file descriptor); more get a 429.
+streams per process (each holds a file descriptor); more get a 429. A visitor
+not logged in may watch a started public game; their streams count by network,
+at most WEB_MAX_STREAMS_PER_ADDRESS per process.
 """
 
 import asyncio
+import ipaddress
 import random
 import re
 from typing import NamedTuple
@@ -32,6 +35,7 @@ from django.db import InterfaceError, OperationalError, close_old_connections
 from django.http.cookie import parse_cookie
 from django.http.request import split_domain_port, validate_host
 
+from accounts.client import forwarded_ip
 from games.models import Game
 from tictactoe_site.lib.error_pages import DATABASE_UNAVAILABLE, RETRY_AFTER_SECONDS
 from tictactoe_site.ops import logs, metrics
@@ -125,14 +129,16 @@ class Viewer(NamedTuple):
 
 def _viewer(cookie_header: str, game_id: int | None) -> Viewer:
     """The session and user are read as Django's middleware would; the game
-    costs one small query, and is None for a game the user may not see (a
-    waiting game of someone who blocked them), as for one that does not exist."""
+    costs one small query, and is None for a game the user (or a visitor) may
+    not see (Game.objects.visible_to), as for one that does not exist."""
     close_old_connections()
     try:
         session_key = parse_cookie(cookie_header).get(settings.SESSION_COOKIE_NAME)
         user_id = logged_in_user_id(session_key)
         if user_id is None:
-            return Viewer(None, None, None)
+            session_key = None
+            if game_id is None:
+                return Viewer(None, None, None)
         version = None
         if game_id is not None:
             version = (
@@ -178,6 +184,32 @@ async def _admitted(
         return False
     if hub.account_notices != notices:
         hub.recheck_user(viewer.user_id)
+    return True
+
+
+TOO_MANY_VISITOR_STREAMS = (
+    "Too many live pages are open from your network. Close some game tabs, "
+    "or log in, then reload this page."
+)
+
+
+def _network(scope) -> str:
+    """Whose visitor streams these are: the client's address (as the pages
+    decide it: accounts.client), an IPv6 one by its /64 (one host's share)."""
+    peer = scope.get("client") or ("", 0)
+    address = forwarded_ip(peer[0], _header(scope, b"x-forwarded-for")) or "unknown"
+    if ":" in address:
+        return str(ipaddress.ip_network(f"{address}/64", strict=False))
+    return address
+
+
+async def _visitor_admitted(send, subscriber: Subscriber, scope) -> bool:
+    """Record a visitor's stream as its network's; False, after a 429, past
+    WEB_MAX_STREAMS_PER_ADDRESS."""
+    if not hub.admit_visitor(subscriber, _network(scope)):
+        metrics.RATE_LIMITED.labels("game_events").inc()
+        await _refuse(send, 429, TOO_MANY_VISITOR_STREAMS)
+        return False
     return True
 
 
@@ -293,14 +325,18 @@ async def game_stream(scope, receive, send, game_id: int) -> None:
         viewer = await _identify(scope, send, game_id)
         if viewer is None:
             return
-        if viewer.user_id is None:
-            await _refuse(send, 403, "Log in to watch games.")
-            return
         version = viewer.version
-        if version is None:
+        if viewer.user_id is None:
+            # A visitor watches a started public game; anything else, as before.
+            if version is None:
+                await _refuse(send, 403, "Log in to watch games.")
+                return
+            if not await _visitor_admitted(send, subscriber, scope):
+                return
+        elif version is None:
             await _refuse(send, 404, "There is no such game.")
             return
-        if not await _admitted(send, subscriber, viewer, notices, "game_events"):
+        elif not await _admitted(send, subscriber, viewer, notices, "game_events"):
             return
         if not await _open(send, scope):
             return

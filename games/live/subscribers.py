@@ -18,6 +18,7 @@ class Subscriber:
         "slice",
         "user_id",
         "session_key",
+        "address",
     )
 
     def __init__(self, slice_: int = 0) -> None:
@@ -30,6 +31,8 @@ class Subscriber:
         # Whose stream it is, once admitted (Hub.admit).
         self.user_id: int | None = None
         self.session_key: str | None = None
+        # A visitor's network, once admitted (Hub.admit_visitor).
+        self.address: str | None = None
 
     def notify(self, version: int) -> None:
         if version > self.pending:

@@ -11,9 +11,9 @@ game untouched.
 
 The modules, by subject: `games` (create, join, invitations, rematch), `moves`
 (move, forfeit, abort), `scoring` (what a game's end counts in; deleting games),
-`blocking`, `account_changes` (what leaving or a new name does to a player's
-games) and `transactions` (what they all share). Callers use the names below:
-`from games import services; services.play_move(...)`.
+`blocking`, `privacy` (private games), `account_changes` (what leaving or a
+new name does to a player's games) and `transactions` (what they all share).
+Callers use the names below: `from games import services; services.play_move(...)`.
 """
 
 from .account_changes import names_changed, settle_games_and_deactivate
@@ -29,6 +29,7 @@ from .games import (
     rematch,
 )
 from .moves import abort, forfeit, play_move
+from .privacy import set_private
 from .scoring import delete_games
 
 __all__ = [
@@ -46,6 +47,7 @@ __all__ = [
     "names_changed",
     "play_move",
     "rematch",
+    "set_private",
     "settle_games_and_deactivate",
     "unblock_player",
 ]

@@ -32,6 +32,7 @@ from ..refusals import (
     TooManyUnstartedGames,
 )
 from .blocking import check_not_blocked
+from .privacy import private_by_default
 from .transactions import atomic_action, locked_game
 
 Side = Literal["x", "o", "random"]
@@ -128,6 +129,9 @@ def create_game(
         status=GameStatus.WAITING if opponent is None else GameStatus.IN_PROGRESS,
         rematch_of=rematch_of,
         created_by=creator,
+        # A rematch of a private game is private too.
+        is_private=(rematch_of is not None and rematch_of.is_private)
+        or private_by_default(creator),
     )
     signals.created(game, player_x=x, player_o=o)
     return game

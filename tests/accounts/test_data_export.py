@@ -123,6 +123,7 @@ def test_everything_about_you(client_for, alice, bob, carol, alices_games):
         "last_seen_at": None,
         "language": "",
         "time_zone": "",
+        "new_games_private": False,
     }
     assert [b["username"] for b in data["blocked"]] == ["carol"]
     ((factor_type, name, used),) = [
@@ -181,6 +182,7 @@ def test_everything_about_you(client_for, alice, bob, carol, alices_games):
     assert won["finished_at"] is not None
     assert by_id[alices_games["self_play"].pk]["your_marks"] == ["X", "O"]
     assert by_id[alices_games["invitation"].pk]["by_invitation"] is True
+    assert by_id[alices_games["invitation"].pk]["private"] is False
     assert by_id[alices_games["aborted"].pk]["aborted_by"] == "carol"
     assert by_id[alices_games["o_forfeits"].pk]["created_by"] == "bob"
     assert "secret" not in json.dumps(by_id[alices_games["invitation"].pk])

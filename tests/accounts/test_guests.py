@@ -284,7 +284,10 @@ def test_an_open_game_link_offers_play_as_guest(alice):
     assert game.status == GameStatus.IN_PROGRESS
 
 
-def test_other_games_still_send_a_visitor_to_log_in(game):
+def test_other_games_still_send_a_visitor_to_log_in(alice):
+    # An invitation's game page (its link is the way in); a started game is
+    # public by link (tests/games/test_public_games.py).
+    game = services.create_invitation(creator=alice).game
     response = Client().get(f"/games/{game.pk}/")
     assert response.status_code == 302
     assert response["Location"] == f"/accounts/login/?next=/games/{game.pk}/"

@@ -122,6 +122,13 @@ def created_open_game(game, _game_id, actor, response):
     assert response["Location"] == f"/games/{new.pk}/"
 
 
+def made_private(game, game_id, actor, response):
+    after = Game.objects.get(pk=game_id)
+    assert after.is_private
+    assert after.version == game.version + 1
+    assert response["Location"] == f"/games/{game_id}/"
+
+
 def moved(game, game_id, actor, response):
     after = Game.objects.get(pk=game_id)
     assert after.board == "X---O---X"
@@ -279,6 +286,14 @@ CASES = [
         {},
         _players_only(OK, OK, NOT_A_PLAYER),
         rematched,
+    ),
+    Case(
+        "make a game private",
+        in_progress,
+        "/games/{id}/private/",
+        {"private": "1"},
+        _players_only(OK, OK, NOT_A_PLAYER),
+        made_private,
     ),
     Case(
         "rematch of a game in progress",

@@ -14,6 +14,8 @@ import pytest
 from hypothesis import event, example, given
 from hypothesis import strategies as st
 
+from games.models import Game
+
 from ..support.asgi import http_scope
 from ..support.fuzz import (
     ACTORS,
@@ -142,7 +144,15 @@ def test_hostile_requests_to_the_streams(
     event(f"status {status}")
     assert status in (200, 400, 403, 404, 405), sent
     if status == 200:
-        assert actor != "anonymous"
+        if actor == "anonymous":
+            # A visitor watches a started public game only (test_public_games.py).
+            assert template == "/games/{id}/events/"
+            assert Game.objects.filter(
+                pk=world[game],
+                player_x__isnull=False,
+                player_o__isnull=False,
+                is_private=False,
+            ).exists()
         assert dict(sent[0]["headers"])[b"content-type"].startswith(
             b"text/event-stream"
         )

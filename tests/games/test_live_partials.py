@@ -54,8 +54,9 @@ def test_live_partial_of_a_finished_game_links_to_its_rematch(
 
 
 @pytest.mark.django_db
-def test_live_partial_status_codes(game, bob, client, client_for):
-    url = reverse("game_live", args=[game.pk])
+def test_live_partial_status_codes(game, alice, bob, client, client_for):
+    # A started game's is public (tests/games/test_public_games.py); not yet, login.
+    url = reverse("game_live", args=[services.create_game(creator=alice).pk])
     response = client.get(url)
     assert response.status_code == 302
     assert response["Location"] == f"{reverse('account_login')}?next={url}"

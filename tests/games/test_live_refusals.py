@@ -10,6 +10,7 @@ import pytest
 from django.db import OperationalError
 from django.urls import reverse
 
+from games import services
 from games.live import streams
 from games.live.hub import hub
 
@@ -19,6 +20,13 @@ pytestmark = pytest.mark.usefixtures("fresh_hub")
 
 
 GET_AND_HEAD_ONLY = "This address only accepts GET and HEAD requests."
+
+
+@pytest.fixture
+def waiting(alice):
+    """alice's invitation, nobody joined: a game no visitor may watch (a
+    started public one they may: tests/games/test_public_games.py)."""
+    return services.create_invitation(creator=alice).game
 
 
 @pytest.mark.django_db(transaction=True)
@@ -37,12 +45,12 @@ GET_AND_HEAD_ONLY = "This address only accepts GET and HEAD requests."
     ],
 )
 def test_streams_refuse(
-    game, carol, client_for, path, method, logged_in, status, message
+    waiting, carol, client_for, path, method, logged_in, status, message
 ):
     cookie = sessionid(client_for(carol)) if logged_in else "not-a-session"
 
     async def scenario():
-        stream = Stream(path.format(id=game.pk), cookie=cookie, method=method)
+        stream = Stream(path.format(id=waiting.pk), cookie=cookie, method=method)
         response = await stream.response()
         await stream.close()
         return response
@@ -146,8 +154,9 @@ def _session_expired(user):
     ],
 )
 def test_streams_refuse_a_session_a_page_would_refuse(
-    game, carol, client_for, change, path, message
+    waiting, carol, client_for, change, path, message
 ):
+    game = waiting
     client = client_for(carol)
     cookie = sessionid(client)
     # The same session opens a stream before the change, and a page refuses it

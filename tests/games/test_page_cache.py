@@ -56,7 +56,8 @@ def test_every_response_has_its_own_csrf_token_and_it_works(csrf_client, game, a
     as_alice = csrf_client(alice)
     first, second = page(as_alice, game), page(as_alice, game)
     tokens = TOKEN.findall(text(first)), TOKEN.findall(text(second))
-    assert len(tokens[0]) == 13  # nine cells, forfeit, abort, log out, language
+    # nine cells, forfeit, abort, private, log out, language
+    assert len(tokens[0]) == 14
     assert len(set(tokens[0])) == 1
     assert tokens[0][0] != tokens[1][0]  # masked afresh per request
     assert "\x00" not in text(second)

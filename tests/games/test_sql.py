@@ -22,7 +22,7 @@ STATEMENTS = {
 SQL_WORDS = {
     "select", "from", "left", "join", "on", "where", "and", "not", "exists",
     "in", "insert", "into", "values", "returning", "update", "set", "conflict",
-    "do", "excluded",
+    "do", "excluded", "or",
 }  # fmt: skip
 TABLES = {model._meta.db_table: model for model in apps.get_models()}
 
@@ -118,7 +118,8 @@ def test_the_game_page_read_selects_its_lists_in_order():
     # Then whether each player is a guest.
     select_list = sql.GAME_PAGE_READ.split("\n    FROM")[0]
     assert select_list.count("EXISTS (SELECT 1 FROM accounts_guest") == 2
-    assert sql.GAME_PAGE_READ.count("%s") == 3
+    # The game's id, then twice each: "waiting" and the viewer's id.
+    assert sql.GAME_PAGE_READ.count("%s") == 6
 
 
 def test_the_move_read_selects_its_list_then_whether_each_player_is_open():

@@ -258,8 +258,15 @@ def test_anonymous_posts_go_to_login_and_change_nothing(started, route):
     assert snapshot_tables() == before
 
 
-def test_anonymous_pages_go_to_login(started):
-    for url in ["/", f"/games/{started.pk}/", f"/games/{started.pk}/state.json"]:
+def test_anonymous_pages_go_to_login(started, alice):
+    """The lobby, and a game not started yet but its page (Play as guest);
+    a started game is public by link (tests/games/test_public_games.py)."""
+    waiting = services.create_game(creator=alice)
+    for url in [
+        "/",
+        f"/games/{waiting.pk}/state.json",
+        f"/games/{waiting.pk}/live/",
+    ]:
         response = Client().get(url)
         assert response.status_code == 302
         assert response["Location"].startswith("/accounts/login/")

@@ -288,7 +288,7 @@ def test_the_table_is_read():
     assert DOCUMENTED["PORT"] == "number"
     assert DOCUMENTED["HOST"] == "text"
     assert DOCUMENTED["TASK_POLL_SECONDS"] == "number"
-    assert len(DOCUMENTED) == 68
+    assert len(DOCUMENTED) == 69
 
 
 def load_settings(monkeypatch, root: Path = ROOT, **env: str) -> dict:
