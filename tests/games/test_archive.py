@@ -6,9 +6,7 @@ from games import services
 
 from ..conftest import new_game
 
-RESULT_ERROR = (
-    "Filter by one of the results in the list, or by none."
-)
+RESULT_ERROR = "Filter by one of the results in the list, or by none."
 
 
 def listed(response) -> list[int]:
