@@ -164,9 +164,7 @@ def test_a_bad_ply_is_a_400_with_a_message(finished, client_for, alice, ply, mes
 def test_replay_beyond_an_empty_game(game, client_for, alice):
     response = client_for(alice).get(f"{game.get_absolute_url()}?ply=1")
     assert response.status_code == 400
-    assert "There is no move 1 to show: this game has 0 moves." in text(
-        response
-    )
+    assert "There is no move 1 to show: this game has 0 moves." in text(response)
 
 
 def test_replay_query_count_is_the_same_at_every_ply(
