@@ -139,8 +139,8 @@ def test_saving_german_and_tokyo_applies_at_once(finished, client_for, alice):
     archive = browser.get("/games/archive/", HTTP_ACCEPT_LANGUAGE="en").text
     assert '<html lang="de" dir="ltr">' in archive
     assert (
-        '<time datetime="2025-01-15T14:34:00Z" title="15. Januar 2025 23:34 '
-        'Asia/Tokyo">15. Januar 2025 23:34 Asia/Tokyo</time>'
+        '<time datetime="2025-01-15T14:34:00Z" title="15. Januar 2025 23:34, '
+        'Japan (Ortszeit)">15. Januar 2025 23:34, Japan (Ortszeit)</time>'
     ) in archive
 
 
