@@ -8,7 +8,7 @@ The expected words are literals of the test, written by a reader of each
 language, never read from the catalogs."""
 
 import re
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from html.parser import HTMLParser
 
 import pytest
@@ -21,6 +21,7 @@ from accounts.models import Preferences
 from games.models import Game
 from tests.conftest import X_WINS_ROW_0, new_game
 from tests.support.account_client import NEW_PASSWORD, PASSWORD, confirmed
+from tictactoe_site.lib import times
 
 LANGUAGES = ["fr", "de", "es", "pt-br", "ar"]
 PLAYER_PAGES = [
@@ -45,6 +46,9 @@ ARABIC_NUMBER_BEFORE_WORD = re.compile(
     rf"(?<![\d.,])(?:1\s+(?:{ARABIC_SINGULARS})\b"
     r"|2\s+[\u0621-\u064a]+(?:ان|ين|تين)\b)"
 )
+# German "Sie"/"Ihr" inside a sentence (the site says "du"): not after a
+# sentence's end, where "Sie" may be "they".
+GERMAN_SIE = re.compile(r"(?<![.!?:]\s)(?<!^)\b(?:Sie|Ihnen|Ihre?[mnrs]?)\b")
 # French puts a no-break space (U+00A0 or U+202F) before : ; ! ?
 FRENCH_BARE_PUNCTUATION = re.compile(r"[^\s\u00a0\u202f:/][:;!?](?=\s|$)")
 WORD = re.compile(r"[^\W\d_]+")
@@ -113,6 +117,12 @@ def problems(texts: list[str], language: str) -> list[str]:
             f"number before a singular or dual: {text!r}"
             for text in texts
             if ARABIC_NUMBER_BEFORE_WORD.search(text)
+        ]
+    if language == "de":
+        found += [
+            f"Sie where the site says du: {text!r}"
+            for text in texts
+            if GERMAN_SIE.search(text)
         ]
     if language == "fr":
         found += [
@@ -229,6 +239,10 @@ def test_the_checks_catch_what_the_readers_found():
         "number before a singular or dual: '1 انتصار'"
     ]
     assert problems(["بعد النقلة 2 من 5", "منذ 3 دقائق"], "ar") == []
+    assert problems(["Wenn Sie diese Änderung nicht erkennen"], "de") == [
+        "Sie where the site says du: 'Wenn Sie diese Änderung nicht erkennen'"
+    ]
+    assert problems(["Sie können keine Spiele starten."], "de") == []
     assert problems(["Partie 7: alice (X) contre bob (O)"], "fr") == [
         "no space before the punctuation: 'Partie 7: alice (X) contre bob (O)'"
     ]
@@ -272,3 +286,21 @@ def test_a_notice_without_a_user_agent_says_so_in_the_readers_language(
     assert not line.endswith('"')
     if language == "de":
         assert " Sie " not in notice.body
+
+
+@pytest.mark.parametrize(
+    ("language", "zone", "expected"),
+    [
+        # Arabic word order and comma; Egypt is on summer time until 29 October.
+        ("ar", "Africa/Cairo", "23 أكتوبر 2026، 8:59 م، توقيت مصر"),
+        # Brazilian Portuguese writes its months in lower case.
+        ("pt-br", "America/Sao_Paulo", "23 de outubro de 2026 às 14:59, "),
+        ("de", "Europe/Berlin", "23. Oktober 2026 19:59, "),
+    ],
+)
+def test_a_time_reads_as_the_language_writes_it(language, zone, expected):
+    moment = datetime(2026, 10, 23, 17, 59, tzinfo=UTC)
+    with translation.override(language), timezone.override(zone):
+        text = times.local_text(moment)
+    assert text.startswith(expected)
+    assert not ZONE_ID.search(text)
