@@ -52,6 +52,11 @@ class AccountAdapter(DefaultAccountAdapter):
             raise PermissionDenied(_("Unable to determine the client's address."))
         return ip
 
+    def get_http_user_agent(self, request) -> str:
+        """The browser's name for itself, or "": a notice then says, in the
+        reader's language, that it sent none (allauth writes "Unspecified")."""
+        return request.META.get("HTTP_USER_AGENT", "")
+
     def _get_login_attempts_cache_key(self, request, **credentials) -> str:
         """What failed logins count under: the login alone, folded as usernames
         are compared (NFKC, case folded). allauth prefixes the site's domain,

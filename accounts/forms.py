@@ -3,9 +3,6 @@ name, a password check that counts like a login, resets only to confirmed
 addresses, and the form to close an account; a player's language and time
 zone; the admin's user forms, which refuse another spelling of a taken name."""
 
-import functools
-import zoneinfo
-
 from allauth.account import forms as allauth_forms
 from allauth.account.adapter import get_adapter
 from django import forms
@@ -16,7 +13,7 @@ from django.db import IntegrityError, transaction
 from django.utils.translation import gettext_lazy as _
 
 from . import usernames
-from .middleware import zone_named
+from .zone_menu import zone_choices
 
 WRONG_PASSWORD = _("That is not your current password.")
 JUST_TAKEN = _("That username was just taken: choose another.")
@@ -151,36 +148,6 @@ class LanguageSelect(forms.Select):
 
 def language_choices() -> list[tuple[str, str]]:
     return [("", _("Your browser's language")), *settings.LANGUAGES]
-
-
-@functools.cache
-def zone_groups() -> tuple[tuple[str, tuple[tuple[str, str], ...]], ...]:
-    """The zones a player may choose (those accounts.middleware.zone_named stores as
-    they are named: no alias of UTC, nor the server's own), by region:
-    ("Asia", (("Asia/Tokyo", "Tokyo"), ...)). Names without a region
-    ("Japan", "EST") come last, under "" (the form names that group)."""
-    groups: dict[str, list[tuple[str, str]]] = {}
-    for name in sorted(zoneinfo.available_timezones()):
-        if name == "UTC" or zone_named(name) != name:
-            continue
-        region, _slash, place = name.partition("/")
-        if not place:
-            region, place = "", name
-        groups.setdefault(region, []).append((name, place.replace("_", " ")))
-    return tuple(
-        (region, tuple(groups[region]))
-        for region in sorted(groups, key=lambda region: (region == "", region))
-    )
-
-
-def zone_choices() -> list:
-    choices: list = [
-        ("", _("Not set: shown in UTC until your browser tells us")),
-        ("UTC", "UTC"),
-    ]
-    for region, zones in zone_groups():
-        choices.append((region or _("Other names"), list(zones)))
-    return choices
 
 
 class PreferencesForm(forms.Form):

@@ -43,7 +43,8 @@ def send_notice(account_adapter, template_prefix: str, user, context=None) -> No
     if not email:
         return
     request = account_adapter.request
-    user_agent = account_adapter.get_http_user_agent(request)
+    # What the browser names itself, or "" (the notice then says it sent no name).
+    user_agent = request.META.get("HTTP_USER_AGENT", "")
     account_adapter.send_mail(
         template_prefix,
         email,

@@ -2,7 +2,6 @@
 
 from django import forms
 from django.contrib.auth import get_user_model
-from django.utils.functional import lazy
 from django.utils.translation import gettext, gettext_lazy, pgettext_lazy
 
 from . import rules
@@ -70,7 +69,8 @@ class MoveForm(forms.Form):
         error_messages=dict.fromkeys(
             ("invalid", "min_value", "max_value"),
             gettext_lazy(
-                "ply must be the number of moves on the board you saw (0 to 9)."
+                "That move did not say which board you saw. Reload the page and "
+                "try again."
             ),
         ),
     )
@@ -105,7 +105,7 @@ class NewGameForm(forms.Form):
         required=False,
         widget=forms.RadioSelect,
         error_messages={
-            "invalid_choice": gettext_lazy("Choose a side: x, o or random.")
+            "invalid_choice": gettext_lazy("Choose a side: X, O or random.")
         },
     )
 
@@ -142,7 +142,7 @@ class NewGameForm(forms.Form):
 
 
 PLY_ERROR = gettext_lazy(
-    "ply must be a whole number of moves, from 0 to the number played."
+    "A replay link names a move by its number, from 0 to the number played."
 )
 
 
@@ -169,12 +169,6 @@ def _cursor_field() -> StrictIntegerField:
     )
 
 
-def _result_choice_error() -> str:
-    return gettext("Filter by result: %(values)s (or leave it empty).") % {
-        "values": ", ".join(RESULT_FILTERS)
-    }
-
-
 class ArchiveForm(forms.Form):
     """Filters and the page cursor of the game archive (all from the query string)."""
 
@@ -183,8 +177,11 @@ class ArchiveForm(forms.Form):
         choices=[("", gettext_lazy("Any result"))]
         + [(value, label) for value, (label, _) in RESULT_FILTERS.items()],
         required=False,
-        # The values are the query parameter's, English: only the words around.
-        error_messages={"invalid_choice": lazy(_result_choice_error, str)()},
+        error_messages={
+            "invalid_choice": gettext_lazy(
+                "Filter by one of the results in the list, or by none."
+            )
+        },
     )
     opponent = forms.CharField(
         label=gettext_lazy("Opponent's username"),

@@ -26,7 +26,7 @@ class NotAPlayer(rules.Rejected):
 
 
 class InvalidSide(rules.Rejected):
-    message = gettext_lazy("Choose a side: x, o or random.")
+    message = gettext_lazy("Choose a side: X, O or random.")
 
 
 class StaleMove(rules.Rejected):

@@ -267,10 +267,8 @@ def _render_replay(request, game: Game):
     if ply > game.move_count:
         count = game.move_count
         message = ngettext(
-            "There is no move %(ply)s to show: this game has %(count)s move "
-            "(ply 0 to %(count)s).",
-            "There is no move %(ply)s to show: this game has %(count)s moves "
-            "(ply 0 to %(count)s).",
+            "There is no move %(ply)s to show: this game has %(count)s move.",
+            "There is no move %(ply)s to show: this game has %(count)s moves.",
             count,
         ) % {"ply": ply, "count": count}
         return _render_game(request, game, error=message, status=400)

@@ -100,8 +100,6 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
-    # naturaltime ("3 minutes ago") and its translations (games.templatetags.times).
-    "django.contrib.humanize",
     "allauth",
     "allauth.account",
     "allauth.mfa",
@@ -490,6 +488,8 @@ LANGUAGES = [
 # The project's own catalog (templates/); each app keeps its own in <app>/locale/.
 LOCALE_PATHS = [BASE_DIR / "tictactoe_site" / "locale"]
 USE_I18N = True
+# Arabic date and time formats, which Django lacks (tictactoe_site/formats/).
+FORMAT_MODULE_PATH = ["tictactoe_site.formats"]
 # Times are stored in UTC and shown in the viewer's zone, named.
 TIME_ZONE = "UTC"
 USE_TZ = True

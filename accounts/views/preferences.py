@@ -22,7 +22,7 @@ from django.views import i18n
 from tictactoe_site.lib import error_pages
 from tictactoe_site.lib.error_pages import allow_methods, error_page
 
-from .. import middleware, services
+from .. import middleware, services, zone_menu
 from ..forms import PreferencesForm, PrivateGamesForm
 from ..middleware import language_named, zone_named
 from ..models import Preferences, new_games_private
@@ -151,7 +151,8 @@ def preferences_page(request):
         form = PreferencesForm(
             initial={
                 "language": saved.language if saved else "",
-                "time_zone": saved.time_zone if saved else "",
+                # The menu lists a zone under its current id (Asia/Kolkata).
+                "time_zone": zone_menu.canonical(saved.time_zone) if saved else "",
             }
         )
         status = 200

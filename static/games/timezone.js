@@ -21,6 +21,14 @@
   if (!zone) {
     return;
   }
+  // On "Language and time" with no zone chosen: the browser's, preselected.
+  const menu = document.querySelector("select[name=time_zone]");
+  if (menu && !menu.value) {
+    const option = Array.from(menu.options).find((item) => item.value === zone);
+    if (option) {
+      option.selected = true;
+    }
+  }
   // At most one try per zone and tab: a zone the site refuses (400) is not
   // posted again from every page.
   const KEY = "tictactoe:time-zone-sent";

@@ -264,10 +264,14 @@ def test_the_your_turn_mail_is_marked(alice, bob, marked, count, subject):
     assert rendered.strip() == "[tictactoe] " + mark(subject) % {"number": count}
     body = render_to_string("account/email/your_turn_message.txt", context)
     assert mail_unmarked(body) == []
+    # Each game's line, its colon and link inside the message.
     assert (
-        body.count(
-            mark("%(player_x)s (X) vs %(player_o)s (O)")
-            % {"player_x": "bob", "player_o": "alice"}
+        sum(
+            body.count(
+                mark("%(player_x)s (X) vs %(player_o)s (O): %(url)s")
+                % {"player_x": "bob", "player_o": "alice", "url": game["url"]}
+            )
+            for game in games
         )
         == count
     )

@@ -44,7 +44,7 @@ def test_signup_logs_in_and_stores_the_address_unconfirmed(db):
     assert addresses() == {("dora", "dora@example.com", False)}
     (message,) = mail.outbox
     assert message.to == ["dora@example.com"]
-    assert message.subject == "[tictactoe] Please Confirm Your Email Address"
+    assert message.subject == "[tictactoe] Confirm your email address"
     assert mailed_link(message).startswith("/accounts/confirm-email/")
 
 

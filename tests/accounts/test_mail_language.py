@@ -27,7 +27,7 @@ QUEUED = {
     "relay": {"BACKEND": "django.core.mail.backends.locmem.EmailBackend"},
 }
 GERMAN_SUBJECT = "[tictactoe] E-Mail zum Zurücksetzen des Passworts"
-GERMAN_BODY = "Falls du deinen Anmeldenamen vergessen haben solltest; er lautet dora."
+GERMAN_BODY = "Falls du ihn vergessen hast: Dein Benutzername ist dora."
 FRENCH_SUBJECT = "[tictactoe] E-mail de réinitialisation de mot de passe"
 ENGLISH_SUBJECT = "[tictactoe] Password Reset Email"
 
@@ -151,7 +151,7 @@ def test_a_notice_shows_its_time_in_the_recipients_zone(
     )
     assert changed.status_code == 302
     (notice,) = mail.outbox
-    assert "27. November 2026 21:00 Asia/Tokyo" in notice.body
+    assert "27. November 2026 21:00, Japan (Ortszeit)" in notice.body
     assert built_in == [("account/email/password_changed", "de", "Asia/Tokyo")]
 
 

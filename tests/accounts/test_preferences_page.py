@@ -77,11 +77,15 @@ def test_the_page_shows_the_saved_choices(client_for, alice):
     page = client_for(alice).get(PAGE).text
     assert selected(page, "language") == ["fr"]
     assert selected(page, "time_zone") == ["America/Sao_Paulo"]
-    # Each language named in itself; zones grouped by region.
+    # Each language named in itself; zones in the page's language (French here),
+    # common ones first, the others by region.
     assert '<option value="ar" lang="ar">العربية</option>' in page
     assert '<option value="pt-br" lang="pt-br">Português (Brasil)</option>' in page
-    assert '<optgroup label="America">' in page
-    assert '<option value="Asia/Tokyo">Tokyo</option>' in page
+    assert '<optgroup label="Fuseaux les plus courants">' in page
+    assert '<optgroup label="Amériques">' in page
+    assert '<option value="Asia/Tokyo">Tokyo (Japon)</option>' in page
+    assert '<option value="Africa/Dakar">Dakar (Sénégal)</option>' in page
+    assert '<option value="Etc/GMT+5">UTC−5</option>' in page
     assert '<option value="UTC">UTC</option>' in page
     # Not offered: the server's own zone, nor another name of UTC.
     assert 'value="localtime"' not in page
@@ -139,8 +143,8 @@ def test_saving_german_and_tokyo_applies_at_once(finished, client_for, alice):
     archive = browser.get("/games/archive/", HTTP_ACCEPT_LANGUAGE="en").text
     assert '<html lang="de" dir="ltr">' in archive
     assert (
-        '<time datetime="2025-01-15T14:34:00Z" title="15. Januar 2025 23:34 '
-        'Asia/Tokyo">15. Januar 2025 23:34 Asia/Tokyo</time>'
+        '<time datetime="2025-01-15T14:34:00Z" title="15. Januar 2025 23:34, '
+        'Japan (Ortszeit)">15. Januar 2025 23:34, Japan (Ortszeit)</time>'
     ) in archive
 
 
@@ -192,3 +196,14 @@ def test_the_page_costs_a_fixed_number_of_queries(
     # The user (their session's), and the choices saved on the account.
     with django_assert_num_queries(2):
         assert browser.get(PAGE).status_code == 200
+
+
+def test_a_zone_saved_under_an_old_name_is_selected_under_its_current_one(
+    client_for, alice
+):
+    """The menu lists each place once, under its current id."""
+    Preferences.objects.create(user=alice, language="en", time_zone="Asia/Calcutta")
+    page = client_for(alice).get(PAGE).text
+    assert selected(page, "time_zone") == ["Asia/Kolkata"]
+    assert 'value="Asia/Calcutta"' not in page
+    assert '<option value="Asia/Kolkata" selected>Kolkata (India)</option>' in page

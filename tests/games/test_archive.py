@@ -6,10 +6,7 @@ from games import services
 
 from ..conftest import new_game
 
-RESULT_ERROR = (
-    "Filter by result: won, lost, forfeited, draw, self-play, aborted "
-    "(or leave it empty)."
-)
+RESULT_ERROR = "Filter by one of the results in the list, or by none."
 
 
 def listed(response) -> list[int]:

@@ -73,7 +73,7 @@ def test_hostile_move_fields(world, row, col, ply):
         assert "Choose a cell on the board." in response.text
     elif seen != "" and _number(seen, 9) is None:
         assert response.status_code == 400
-        assert "ply must be the number of moves" in response.text
+        assert "did not say which board you saw" in response.text
     elif (seen != "" and _number(seen, 9) != 2) or cell in ((0, 0), (1, 1)):
         assert response.status_code == 409
     else:

@@ -78,7 +78,7 @@ def test_create_rejects_an_unknown_side(alice, bob):
     assert_rejected(
         refusals.InvalidSide,
         lambda: services.create_game(creator=alice, opponent=bob, side="z"),
-        "Choose a side: x, o or random.",
+        "Choose a side: X, O or random.",
     )
 
 

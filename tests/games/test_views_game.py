@@ -156,8 +156,8 @@ def started(game, as_alice):
         ({"row": "3", "col": "1"}, "Choose a cell on the board"),
         ({"row": "-1", "col": "1"}, "Choose a cell on the board"),
         ({"row": "1.5", "col": "1"}, "Choose a cell on the board"),
-        ({"row": "1", "col": "1", "ply": "x"}, "ply must be the number of moves"),
-        ({"row": "1", "col": "1", "ply": "10"}, "ply must be the number of moves"),
+        ({"row": "1", "col": "1", "ply": "x"}, "did not say which board you saw"),
+        ({"row": "1", "col": "1", "ply": "10"}, "did not say which board you saw"),
     ],
 )
 def test_malformed_moves_are_400(as_bob, started, data, message):
@@ -241,7 +241,7 @@ def test_wrong_method_is_405_with_a_message(as_alice, started, route):
     response = as_alice.get(f"/games/{started.pk}/{route}/")
     assert response.status_code == 405
     assert response["Allow"] == "POST"
-    assert "This address only accepts POST requests." in text(response)
+    assert "only takes what a button or form of this site sends" in text(response)
 
 
 def test_get_only_pages_refuse_post(as_alice, started):

@@ -74,7 +74,7 @@ def test_create_self_play(as_alice, alice):
     ("data", "status", "message"),
     [
         ({"opponent": "nobody"}, 400, "There is no player called “nobody”."),
-        ({"opponent": "bob", "side": "purple"}, 400, "Choose a side: x, o or random."),
+        ({"opponent": "bob", "side": "purple"}, 400, "Choose a side: X, O or random."),
         ({"opponent": "b" * 151}, 400, "at most 150 characters"),
     ],
 )
@@ -170,6 +170,6 @@ def test_a_refused_side_is_described_by_its_error(as_alice):
     assert "<legend>Your side:</legend>" in page
     assert (
         '<ul class="errorlist" id="id_side_error">'
-        "<li>Choose a side: x, o or random.</li></ul>"
+        "<li>Choose a side: X, O or random.</li></ul>"
     ) in page
     assert 'value="x" id="id_side_0" aria-invalid="true">' in page

@@ -61,8 +61,8 @@ def test_a_refused_archive_filter_is_described_by_its_error(as_alice, bob):
         'id="id_result">'
     ) in page
     assert (
-        '<ul class="errorlist" id="id_result_error"><li>Filter by result: won, lost, '
-        "forfeited, draw, self-play, aborted (or leave it empty).</li></ul>"
+        '<ul class="errorlist" id="id_result_error"><li>Filter by one of the results '
+        "in the list, or by none.</li></ul>"
     ) in page
     # The valid filter beside it keeps its value and has no error.
     assert (

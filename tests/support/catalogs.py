@@ -345,8 +345,11 @@ def placeholder_problems(catalog: Catalog) -> list[str]:
     %-placeholders with the same types, as many positional ones, the same {name}
     braces and the same HTML tags. A plural form may leave out an integer
     placeholder (the count: Arabic says "one browser", "two browsers" without a
-    number), and a placeholder in only one of msgid and msgid_plural is optional."""
+    number), and a placeholder in only one of msgid and msgid_plural is optional.
+    A form that stands for one count alone (Arabic's 0, 1 and 2) may leave out one
+    placeholder of any type: a template's count is a %(name)s."""
     problems = []
+    single = single_count_forms(catalog)
     for message in messages(catalog):
         percent = uses_percent(message)
         name = message_name(message)
@@ -357,11 +360,23 @@ def placeholder_problems(catalog: Catalog) -> list[str]:
                 continue
             named, positional, braces, tags = placeholders(translation, percent=percent)
             label = f"msgstr[{index}] of {name}" if message.pluralizable else name
-            problems += _compare(parsed, named, positional, braces, tags, label)
+            may_drop = message.pluralizable and index in single
+            problems += _compare(
+                parsed, named, positional, braces, tags, label, may_drop=may_drop
+            )
     return problems
 
 
-def _compare(sources, named, positional, braces, tags, label) -> list[str]:
+def single_count_forms(catalog: Catalog) -> set[int]:
+    """The plural forms the catalog's rule uses for exactly one count."""
+    rule = plural_function(catalog)
+    used = Counter(rule(n) for n in range(1000))
+    return {form for form, counts in used.items() if counts == 1}
+
+
+def _compare(
+    sources, named, positional, braces, tags, label, *, may_drop=False
+) -> list[str]:
     problems = []
     allowed_named = {key: kind for source in sources for key, kind in source[0].items()}
     required_named = {
@@ -376,7 +391,10 @@ def _compare(sources, named, positional, braces, tags, label) -> list[str]:
             problems.append(
                 f"%({key}){kind} should be %({key}){allowed_named[key]}: {label}"
             )
-    for key in sorted(required_named - set(named)):
+    missing = sorted(required_named - set(named))
+    if may_drop and len(missing) == 1:
+        missing = []
+    for key in missing:
         problems.append(f"%({key}){allowed_named[key]} is missing: {label}")
     expected_positional = sources[-1][1]
     if positional != expected_positional:

@@ -128,7 +128,13 @@ def allow_methods(*methods: str, hint: str = GAME_BUTTONS_HINT):
 
 def method_not_allowed(request, allowed, hint: str) -> HttpResponse:
     allow = ", ".join(sorted(allowed))
-    message = _("This address only accepts %(methods)s requests.") % {"methods": allow}
+    # Said without the methods' names, which a reader does not know.
+    if "POST" not in allowed:
+        message = _("This address is a page to open: it takes no form.")
+    elif "GET" not in allowed:
+        message = _("This address only takes what a button or form of this site sends.")
+    else:
+        message = _("This address does not take that kind of request.")
     if "POST" in allowed and hint:
         message = pgettext("one sentence after another", "%(first)s %(next)s") % {
             "first": message,
