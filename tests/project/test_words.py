@@ -68,9 +68,13 @@ SAME_TEXTS = {
 }
 
 
+CODE_TAGS = {"script", "style", "textarea"}
+
+
 class ReadText(HTMLParser):
     """The texts a person reads: text nodes and the attributes above (not
-    scripts, nor machine attributes such as value= or datetime=)."""
+    scripts, code to copy such as the embed's <iframe> snippet, nor machine
+    attributes such as value= or datetime=)."""
 
     def __init__(self):
         super().__init__(convert_charrefs=True)
@@ -79,7 +83,7 @@ class ReadText(HTMLParser):
         self.in_option = False
 
     def handle_starttag(self, tag, attrs):
-        if tag in {"script", "style"}:
+        if tag in CODE_TAGS:
             self.skip += 1
         self.in_option = tag == "option"
         marker = OPTION if tag == "optgroup" else ""
@@ -88,7 +92,7 @@ class ReadText(HTMLParser):
                 self.texts.append(marker + " ".join(value.split()))
 
     def handle_endtag(self, tag):
-        if tag in {"script", "style"}:
+        if tag in CODE_TAGS:
             self.skip -= 1
         self.in_option = False
 
