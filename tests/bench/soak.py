@@ -6,14 +6,17 @@ tests/support/fleet.py), watching that nothing piles up.
                                [--moves-per-second 20] [--pages-per-second 5]
 
 Play: `--moves-per-second` moves through nginx round `--games` games (each a
-draw; a finished game's rematch takes its place, and the finished game's streams
-reconnect to the rematch), `--streams` live streams over the games, a sign-up
-every 10 s and a login every 5 s, and `--pages-per-second` game pages. The
+draw, but the first of each slot is forfeited after 1 to 9 moves so that games
+end evenly over the run; a finished game's rematch takes its place, and the
+finished game's streams reconnect to the rematch), `--streams` live streams
+over the games, a sign-up every 10 s and a login every 5 s, and
+`--pages-per-second` game pages. The
 hosts run tests/bench/soak_settings.py (sessions expire after a minute) so the
 worker's housekeeping, every heartbeat (15 s), has expired sessions to delete.
 
 Once a minute (every 15 s in runs shorter than 10 minutes): every process's RSS
-and open files (/proc), the database's connections (pg_stat_activity), the rows
+and open files (/proc; judged per process and per host, streams' sockets move
+between a host's processes), the database's connections (pg_stat_activity), the rows
 of the tables housekeeping trims, and the page p50/p99 and event p95 since the
 last sample. The verdict (tests/bench/soak_verdict.py) judges them; figures to
 artifacts/soak-results.json, the plot to artifacts/soak.png (tests/bench/soak_plot.py).
@@ -36,6 +39,7 @@ from pathlib import Path
 
 from tests.bench import soak_plot, soak_verdict
 from tests.bench.fleet import drop_database, fresh_database
+from tests.bench.soak_plot import owner_sums
 from tests.support.fleet import DRAW, Fleet, Game, Nginx, Visitor
 from tests.support.private_redis import PrivateRedis
 from tests.support.served import ROOT
@@ -67,6 +71,10 @@ class Play:
         self.fleet = fleet
         self.games = games  # each slot's game now
         self.plies = [0] * len(games)
+        # Each slot's first game ends (forfeited) after 1 to 9 moves, so that
+        # games end, and their streams reconnect, evenly over the run, not in
+        # one wave every nine rounds.
+        self.ends = [1 + n % len(DRAW) for n in range(len(games))]
         self.busy = [False] * len(games)
         self.args = args
         self.stopping = threading.Event()
@@ -128,7 +136,9 @@ class Play:
 
     def play(self, slot: int) -> None:
         game, ply = self.games[slot], self.plies[slot]
-        if ply == len(DRAW):  # finished: the rematch takes the slot
+        if ply == self.ends[slot]:  # over: the rematch takes the slot
+            if ply < len(DRAW) and not self.forfeit(slot, game, ply):
+                return
             self.rematch(slot, game)
             return
         row, col = DRAW[ply]
@@ -140,6 +150,16 @@ class Play:
             self.moves.append((answer.sent, game.id))
             self.plies[slot] = ply + 1
 
+    def forfeit(self, slot: int, game: Game, ply: int) -> bool:
+        answer = Visitor(self.fleet.port, game.mover(ply)).post(
+            f"/games/{game.id}/forfeit/"
+        )
+        self.count("forfeits", answer)
+        if answer.status == 302 and LOCATION_GAME.search(answer.location):
+            return True
+        self.ends[slot] = len(DRAW)  # refused: played to the end instead
+        return False
+
     def rematch(self, slot: int, game: Game) -> None:
         answer = Visitor(self.fleet.port, game.x).post(f"/games/{game.id}/rematch/")
         self.count("rematches", answer)
@@ -148,7 +168,7 @@ class Play:
             return
         # Sides swapped: the finished game's o plays x.
         new = Game(int(found[1]), game.o, game.x, game.o_name, game.x_name)
-        self.games[slot], self.plies[slot] = new, 0
+        self.games[slot], self.plies[slot], self.ends[slot] = new, 0, len(DRAW)
         old, self.watching[slot] = self.watching[slot], []
         for stream in old:  # the page follows the rematch link: a new stream
             self.streams.loop.call_soon_threadsafe(stream.task.cancel)
@@ -274,8 +294,15 @@ def verdict(samples: list[dict], play: Play, started: float, seconds: float) -> 
     for name in names:
         if name.startswith("rss "):
             checks[name] = soak_verdict.growth(series, windows, name)
-        elif name.startswith("files "):
-            checks[name] = soak_verdict.growth(series, windows, name, SLACK["files"])
+    # Open files per owner: streams move between a host's processes as they
+    # reconnect, and their sockets with them.
+    for owner, points in owner_sums(samples, "files").items():
+        checks[f"files {owner}"] = soak_verdict.growth(
+            [(at, {"files": total}) for at, total in points],
+            windows,
+            "files",
+            SLACK["files"],
+        )
     checks["connections"] = soak_verdict.growth(
         series, windows, "connections", SLACK["connections"]
     )

@@ -1,6 +1,7 @@
 """The soak's plot (tests/bench/soak.py), drawn with Pillow: one panel per kind
 of figure (memory, open files, connections and rows, latency), a line per
-series over the run's seconds, the warm-up and the two windows shaded."""
+series over the run's seconds, the warm-up (grey) and the two windows the
+verdict compares (blue) shaded."""
 
 from pathlib import Path
 
@@ -59,22 +60,31 @@ def draw(results: dict, path: Path) -> None:
 
     for n, (title, lines) in enumerate(shown):
         top, bottom = 20 + n * PANEL, 20 + (n + 1) * PANEL - 40
-        for start, stop in (
-            (0, windows["warm_up"]),
-            (windows["warm_up"], windows["warm_up"] + windows["length"]),
-            (end - windows["length"], end),
+        for start, stop, fill in (
+            (0, windows["warm_up"], "#dddddd"),
+            (windows["warm_up"], windows["warm_up"] + windows["length"], "#e8f0fc"),
+            (end - windows["length"], end, "#e8f0fc"),
         ):
-            pen.rectangle([x(start), top, x(stop), bottom], fill="#f0f0f0")
+            pen.rectangle([x(start), top, x(stop), bottom], fill=fill)
         pen.rectangle([left, top, right, bottom], outline="black")
-        values = [v for points in lines.values() for _, v in points] or [0]
-        high = max(values) * 1.1 or 1
+        # Scaled to what follows the warm-up; the warm-up's peaks run off the top.
+        after = [
+            v
+            for points in lines.values()
+            for at, v in points
+            if at >= windows["warm_up"]
+        ]
+        high = max(after or [0]) * 1.1 or 1
         pen.text((left, top - 14), title, fill="black")
         pen.text((4, top), f"{high:.0f}", fill="black")
         pen.text((4, bottom - 10), "0", fill="black")
         pen.text((right - 30, bottom + 4), f"{end:.0f} s", fill="black")
         for k, (name, points) in enumerate(lines.items()):
             colour = COLOURS[k % len(COLOURS)]
-            xy = [(x(at), bottom - (bottom - top) * v / high) for at, v in points]
+            xy = [
+                (x(at), bottom - (bottom - top) * min(v, high) / high)
+                for at, v in points
+            ]
             if len(xy) > 1:
                 pen.line(xy, fill=colour, width=2)
             pen.text((right + 10, top + 14 * k), name, fill=colour)
