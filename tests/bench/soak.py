@@ -82,6 +82,7 @@ class Play:
         self.moves: list[tuple[float, int]] = []  # (sent, game id), acknowledged
         self.pages: list[tuple[float, float]] = []  # (sent, seconds)
         self.statuses: dict[str, dict[int | str, int]] = {}
+        self.failures: dict[str, str] = {}  # the first body of each failure
         self.streams = fleet.streams()
         self.watching: list[list] = [[] for _ in games]  # each slot's streams
         self.accounts: list[str] = []
@@ -92,6 +93,8 @@ class Play:
         status = answer.status
         if status == 302 and answer.location.startswith("/accounts/login/"):
             status = "302 to login"
+        if status == 0 or status >= 500:
+            self.failures.setdefault(f"{kind} {status}", answer.body[:300])
         with self.lock:
             counts = self.statuses.setdefault(kind, {})
             counts[status] = counts.get(status, 0) + 1
@@ -312,6 +315,13 @@ def verdict(samples: list[dict], play: Play, started: float, seconds: float) -> 
         )
     pages = [(sent - started, s) for sent, s in play.pages]
     checks["page p99"] = soak_verdict.drift(pages, windows)
+    failed = sum(
+        number
+        for counts in play.statuses.values()
+        for status, number in counts.items()
+        if status in (0, *range(500, 600))
+    )
+    checks["answers 5xx or none"] = {"failed": failed, "ok": failed == 0}
     return {
         "windows": windows.__dict__,
         "checks": checks,
@@ -376,7 +386,12 @@ def soak(args) -> dict:
             since = now
             print(json.dumps(samples[-1]), flush=True)
         judged = verdict(samples, play, started, samples[-1]["at"])
-        return {"samples": samples, "statuses": play.statuses, **judged}
+        return {
+            "samples": samples,
+            "statuses": play.statuses,
+            "failures": play.failures,
+            **judged,
+        }
 
 
 def print_table(results: dict) -> None:
@@ -406,6 +421,8 @@ def print_table(results: dict) -> None:
                 row.append(values.get(column))
         print(f"{entry['at']:>5} " + " | ".join(str(v) for v in row))
     print(f"answers: {json.dumps(results['statuses'], sort_keys=True)}")
+    for failure, body in results["failures"].items():
+        print(f"  first {failure}: {body!r}")
     windows = results["windows"]
     print(f"warm-up {windows['warm_up']:.0f} s, windows of {windows['length']:.0f} s")
     for name, check in results["checks"].items():
