@@ -9,13 +9,16 @@ ratio to the textbook move (a peer's move view, served beside the floor), the
 large/small latency ratio and SQL queries per request. Then the stall section
 (tests/bench/stall.py): live events and pages while logins hash passwords and
 resets wait on a silent mail relay. Then, with PostgreSQL, the fleet section
-(tests/bench/fleet.py): three hosts behind nginx. Results also go to
-bench-results.json.
+(tests/bench/fleet.py): three hosts behind nginx, and the soak section
+(tests/bench/soak.py) for 3 minutes: two hosts under steady play, watched for
+anything piling up. Results also go to bench-results.json.
 
     python -m tests.bench.run [--duration 10] [--rounds 2] [--databases sqlite,postgres]
                               [--stall-duration 20] [--no-stall] [--no-fleet]
+                              [--no-soak]
     python -m tests.bench.run --stall-only [options of tests/bench/stall.py]
     python -m tests.bench.run --fleet [options of tests/bench/fleet.py]
+    python -m tests.bench.run --soak MINUTES [options of tests/bench/soak.py]
     python -m tests.bench.run --live-scale [options of tests/bench/live_scale.py]
 """
 
@@ -846,6 +849,11 @@ def main() -> None:
 
         fleet.main(sys.argv[sys.argv.index("--fleet") + 1 :])
         return
+    if "--soak" in sys.argv:  # the soak section alone, for MINUTES; options follow
+        from tests.bench import soak
+
+        options = sys.argv[sys.argv.index("--soak") + 1 :]
+        sys.exit(0 if soak.main(["--minutes", *options[:1], *options[1:]]) else 1)
     if "--stall-only" in sys.argv:  # the stall section alone; its options follow
         from tests.bench import stall
 
@@ -865,6 +873,9 @@ def main() -> None:
     )
     parser.add_argument(
         "--no-fleet", action="store_true", help="skip the fleet section (PostgreSQL)"
+    )
+    parser.add_argument(
+        "--no-soak", action="store_true", help="skip the soak section (PostgreSQL)"
     )
     args = parser.parse_args()
     if args.duration < 10:
@@ -922,6 +933,11 @@ def main() -> None:
 
         print(flush=True)
         fleet.main([])
+    if "postgres" in wanted and not args.no_soak:
+        from tests.bench import soak
+
+        print(flush=True)
+        soak.main(["--minutes", "3"])
     print(f"\nwrote {RESULTS.name}; took {time.monotonic() - started:.0f} s")
 
 
