@@ -117,7 +117,8 @@ TEST_WORKERS ?= auto
 PYTEST := $(PY) -m pytest
 PARALLEL = -n $(TEST_WORKERS) --dist loadfile
 
-# A quarter of the fuzz tests' examples (tests/support/fuzz.py): make test runs all.
+# A quarter of the fuzz tests' examples and of the state machine's runs
+# (tests/support/fuzz.py): make test runs all.
 quick: install ## every in-process test on SQLite, on every core, a quarter of the fuzzing: about a minute
 	env -u DATABASE_URL FUZZ_SCALE=0.25 $(PYTEST) $(PARALLEL) -m "not processes" -q
 

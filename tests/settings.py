@@ -1,9 +1,6 @@
 """Test settings: the project's settings with fast password hashing."""
 
-import atexit
 import os
-import shutil
-import tempfile
 
 # Never the checkout's .env (`make run` writes one), here or in what the tests
 # start with this environment or these settings.
@@ -26,18 +23,18 @@ LOGGING["loggers"]["games"]["level"] = "INFO"  # noqa: F405
 WHITENOISE_USE_FINDERS = True
 WHITENOISE_AUTOREFRESH = True
 
-# Sessions are read from a cache of this test run only, a fresh directory
-# removed at exit, on PostgreSQL as on SQLite (settings.py's cached_db): the
-# tests count each page's own queries, the same on both engines. Production's
-# PostgreSQL reads every session from the database instead (one query more per
-# request), as the served tests run it (tests/served/test_sessions.py: two hosts).
-SESSIONS_DIR = tempfile.mkdtemp(prefix="ttt-test-sessions-")
-atexit.register(shutil.rmtree, SESSIONS_DIR, ignore_errors=True)
-# No culling (FileBasedCache culls past 300 entries by default): a session culled
-# mid-test would cost its page one query more than the tests count.
+# Sessions are read from a cache in each test process's memory, on PostgreSQL as
+# on SQLite (settings.py's cached_db): the tests count each page's own queries,
+# the same on both engines. Production's PostgreSQL reads every session from the
+# database instead (one query more per request), as the served tests run it
+# (tests/served/test_sessions.py: two hosts). Not production's file cache: it
+# lists its whole directory on every write, and a run writes thousands of
+# sessions (tests/tictactoe_site/test_csrf.py with test_usersessions.py: 11.5
+# CPU-s with files, 9.5 in memory). No culling: a session culled mid-test would
+# cost its page one query more than the tests count.
 CACHES["sessions"] = {  # noqa: F405
-    "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
-    "LOCATION": SESSIONS_DIR,
+    "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+    "LOCATION": "sessions",
     "OPTIONS": {"MAX_ENTRIES": 100_000},
 }
 SESSION_ENGINE = "accounts.session_engines.cached_db"

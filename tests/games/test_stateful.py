@@ -6,7 +6,9 @@ every game its status, board, whose turn, winner and winning line (state.json
 for the game just acted on, the same snapshot for all others), and the stored
 moves must replay to the stored board (manage.py check_games).
 
-Budget: EXAMPLES runs of up to STEPS steps each, derandomized, no deadline.
+Budget: EXAMPLES runs of up to STEPS steps each, derandomized, no deadline;
+scaled by FUZZ_SCALE as the fuzz tests are (tests/support/fuzz.py: make quick
+runs a quarter).
 """
 
 import re
@@ -32,9 +34,10 @@ from hypothesis.stateful import (
 from games import presentation, rules
 from games.models import Game
 
+from ..support.fuzz import SCALE
 from ..support.hostile import send
 
-EXAMPLES = 12
+EXAMPLES = max(1, round(12 * SCALE))
 STEPS = 30
 
 ACTORS = ("p1", "p2", "intruder", "spectator")
@@ -306,6 +309,7 @@ def _expected_snapshot(game: ModelGame) -> dict:
     }
 
 
+@pytest.mark.hypothesis  # among the slow tests (tests/support/tiers.py)
 @pytest.mark.django_db
 def test_random_play_agrees_with_the_rules():
     run_state_machine_as_test(
@@ -313,7 +317,7 @@ def test_random_play_agrees_with_the_rules():
         settings=settings(
             max_examples=EXAMPLES,
             stateful_step_count=STEPS,
-            derandomize=True,
+            derandomize=SCALE <= 1,
             deadline=None,
             database=None,
             suppress_health_check=[HealthCheck.too_slow],

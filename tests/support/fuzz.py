@@ -1,11 +1,11 @@
-"""What the fuzz tests (tests/test_fuzz_*.py) share: their budget, the hostile
+"""What the fuzz tests (tests/*/test_fuzz_*.py) share: their budget, the hostile
 strategies, the routes, and the `world` fixture (registered in tests/conftest.py)
 with a game of each kind and a user of each kind to send requests as.
 
 Budget: each test has a fixed number of examples (EXAMPLES; derandomized, no
 deadline), so CI time is bounded and every run tries the same requests. Set
 FUZZ_SCALE=10 for ten times as many, randomized, when hunting locally; `make
-quick` sets 0.25, a quarter of them.
+quick` sets 0.25, a quarter of them (and of tests/games/test_stateful.py's runs).
 """
 
 import os

@@ -19,6 +19,7 @@ import os
 import shutil
 import sys
 import tempfile
+from collections import Counter
 
 import pytest
 from hypothesis import is_hypothesis_test
@@ -75,17 +76,23 @@ def pytest_collection_modifyitems(config, items):
     The slow tests go first, so that the workers end on short in-process tests
     instead of one waiting for another's last long file; pytest-xdist keeps
     this order with `--no-loadscope-reorder` (pyproject.toml: by default it
-    hands out the files with the most tests first)."""
+    hands out the files with the most tests first, whatever their kind).
+    Within a kind, the files with the most tests go first: the last files
+    handed out are the shortest, so that the workers finish together."""
     e2e = os.path.join("tests", "e2e", "")
     for item in items:
         if e2e in str(item.path):
             item.add_marker("processes")
-    items.sort(key=_slowness)
+    sizes = Counter(item.path for item in items)
+    items.sort(key=lambda item: (_slowness(item), -sizes[item.path]))
 
 
 def _slowness(item) -> int:
     """0: starts processes; 1: a Hypothesis test (tens to hundreds of
-    examples, seconds in all); 2: the rest."""
+    examples, seconds in all; a state machine run by hand carries the
+    `hypothesis` mark); 2: the rest."""
     if item.get_closest_marker("processes") is not None:
         return 0
+    if item.get_closest_marker("hypothesis") is not None:
+        return 1
     return 1 if is_hypothesis_test(getattr(item, "obj", None)) else 2
