@@ -110,8 +110,10 @@ def test_offline_a_game_shows_the_offline_page_which_reloads_when_back_online(
         expect(page.get_by_role("button", name=button)).to_be_visible()
     page.goto(f"/games/{game.pk}/")
     expect(page.get_by_role("heading", level=1)).to_have_text(heading)
-    page.get_by_role("button", name=button).click()  # still offline: still offline
+    with page.expect_navigation():  # Try again reloads; still offline: offline
+        page.get_by_role("button", name=button).click()
     expect(page.get_by_role("heading", level=1)).to_have_text(heading)
+    assert page.url == f"{server_url}/games/{game.pk}/"
 
     with page.expect_navigation():
         page.context.set_offline(False)  # the page reloads by itself
