@@ -622,6 +622,8 @@ async def phase_restart(bench: Bench, server: Server, args, workdir: Path) -> di
     )
     await loop.run_in_executor(None, restarted.start)
     up_at = now()
+    pids = server_pids(restarted)
+    cpu_at_up = cpu_seconds(pids)
     probers = [asyncio.create_task(probe(i)) for i in range(4)]
     # Moves right after the restart, before most streams are back.
     first = set(bench.posted)
@@ -647,6 +649,7 @@ async def phase_restart(bench: Bench, server: Server, args, workdir: Path) -> di
         "every stream to reconnect and catch up",
     )
     done_at = now()
+    wave_cpu = cpu_seconds(pids) - cpu_at_up
     probing = False
     await asyncio.gather(*probers)
     await bench.settle(moves, timeout=5)
@@ -666,6 +669,12 @@ async def phase_restart(bench: Bench, server: Server, args, workdir: Path) -> di
         1 for s, n in zip(bench.streams, opens_before, strict=True) if not back(s, n)
     )
     wave = [(ms, status) for started, ms, status in pages if started >= up_at]
+    # Page p95 in each second of the wave: a cold start's first pages, or the
+    # whole wave?
+    by_second = collections.defaultdict(list)
+    for started, ms, _ in pages:
+        if started >= up_at:
+            by_second[int(started - up_at)].append(ms)
     result = {
         "shutdown_s": round(down_at - stopped_at, 1),
         # Server.stop kills the server when SIGTERM has not ended it in 20 s.
@@ -688,6 +697,16 @@ async def phase_restart(bench: Bench, server: Server, args, workdir: Path) -> di
         "moves_after_restart": len(moves),
         "duplicated": duplicates(bench) - dup_before,
         "pages_during_wave": percentiles([ms for ms, _ in wave]),
+        "page_p95_ms_by_second": {
+            second: percentiles(times).get("p95_ms")
+            for second, times in sorted(by_second.items())
+        },
+        # The servers' CPU from the moment they answered until every stream was
+        # back, per stream back: what a reconnect costs, whatever the machine's load.
+        "wave_server_cpu_s": round(wave_cpu, 2),
+        "wave_server_cpu_ms_per_reconnect": round(
+            1000 * wave_cpu / max(len(bench.streams) - stuck, 1), 2
+        ),
         "pages_not_200": sum(1 for _, status in wave if status != 200),
         "pages_refused_while_down": refused_pages,
     }
@@ -705,7 +724,10 @@ async def phase_restart(bench: Bench, server: Server, args, workdir: Path) -> di
         f"missed {result['after_restart_missed']}; duplicated {result['duplicated']}; "
         f"page p95 during the wave {result['pages_during_wave'].get('p95_ms')} ms "
         f"({result['pages_during_wave']['count']} pages, "
-        f"{result['pages_not_200']} not 200)",
+        f"{result['pages_not_200']} not 200); by second "
+        f"{result['page_p95_ms_by_second']}; server CPU during the wave "
+        f"{result['wave_server_cpu_s']} s "
+        f"({result['wave_server_cpu_ms_per_reconnect']} ms per stream back)",
         flush=True,
     )
     return result, restarted
