@@ -71,6 +71,7 @@ DRAW_ORDER = (0, 1, 2, 4, 3, 5, 7, 6, 8)  # a draw: every ply is legal
 PLIES_PER_GAME = 8  # stop before the last ply: ending a game is not a move's cost
 TARGET_MS = 300
 OPENING_AT_ONCE = 200  # handshakes in flight while opening the streams
+PAGES_PER_SECOND = 20  # game pages asked for during a restart's reconnect wave
 NON_200_BACKOFF = (1.0, 30.0)  # static/games/live.js: 1 s, doubling, capped
 SESSIONS_SCRIPT = """
 import json
@@ -596,20 +597,32 @@ async def phase_restart(bench: Bench, server: Server, args, workdir: Path) -> di
     refused_pages = 0
     probing = True
 
-    async def probe(index: int):
+    async def page(game_id: int) -> None:
         nonlocal refused_pages
+        started = now()
+        try:
+            status = await bench.client.request(
+                server.port, "GET", f"/games/{game_id}/", bench.viewer_keys[0]
+            )
+        except OSError:
+            refused_pages += 1
+            return
+        pages.append((started, (now() - started) * 1000, status))
+
+    async def probe() -> None:
+        """PAGES_PER_SECOND game pages, each sent on time whether or not the
+        earlier ones were answered (as visitors' would be): a slow page holds up
+        none of the next ones, so it cannot hide how slow they all were."""
+        tasks = set()
+        loop = asyncio.get_running_loop()
+        next_at = loop.time()
         while probing:
-            game_id = bench.game_ids[random.randrange(len(bench.game_ids))]
-            started = now()
-            try:
-                status = await bench.client.request(
-                    server.port, "GET", f"/games/{game_id}/", bench.viewer_keys[0]
-                )
-            except OSError:
-                refused_pages += 1
-                await asyncio.sleep(0.1)  # the server is down: pace the probe
-                continue
-            pages.append((started, (now() - started) * 1000, status))
+            task = asyncio.create_task(page(random.choice(bench.game_ids)))
+            tasks.add(task)
+            task.add_done_callback(tasks.discard)
+            next_at += 1 / PAGES_PER_SECOND
+            await asyncio.sleep(max(0.0, next_at - loop.time()))  # the pace
+        await asyncio.gather(*tasks)
 
     dup_before = duplicates(bench)
     opens_before = [len(s.opens) for s in bench.streams]
@@ -624,7 +637,7 @@ async def phase_restart(bench: Bench, server: Server, args, workdir: Path) -> di
     up_at = now()
     pids = server_pids(restarted)
     cpu_at_up = cpu_seconds(pids)
-    probers = [asyncio.create_task(probe(i)) for i in range(4)]
+    prober = asyncio.create_task(probe())
     # Moves right after the restart, before most streams are back.
     first = set(bench.posted)
     await asyncio.gather(
@@ -651,7 +664,7 @@ async def phase_restart(bench: Bench, server: Server, args, workdir: Path) -> di
     done_at = now()
     wave_cpu = cpu_seconds(pids) - cpu_at_up
     probing = False
-    await asyncio.gather(*probers)
+    await prober
     await bench.settle(moves, timeout=5)
     reconnects = sorted(
         s.opens[n]
