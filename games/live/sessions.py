@@ -14,11 +14,16 @@ from django.db import close_old_connections
 from django.http import HttpRequest
 
 
-def logged_in_user_id(session_key: str | None) -> int | None:
+def logged_in_user(session_key: str | None):
+    """The user the session logs in, or AnonymousUser."""
     request = HttpRequest()
     engine = import_module(settings.SESSION_ENGINE)
     request.session = engine.SessionStore(session_key)
-    user = get_user(request)
+    return get_user(request)
+
+
+def logged_in_user_id(session_key: str | None) -> int | None:
+    user = logged_in_user(session_key)
     return user.pk if user.is_authenticated else None
 
 

@@ -71,6 +71,7 @@ DRAW_ORDER = (0, 1, 2, 4, 3, 5, 7, 6, 8)  # a draw: every ply is legal
 PLIES_PER_GAME = 8  # stop before the last ply: ending a game is not a move's cost
 TARGET_MS = 300
 OPENING_AT_ONCE = 200  # handshakes in flight while opening the streams
+PAGES_PER_SECOND = 20  # game pages asked for during a restart's reconnect wave
 NON_200_BACKOFF = (1.0, 30.0)  # static/games/live.js: 1 s, doubling, capped
 SESSIONS_SCRIPT = """
 import json
@@ -596,20 +597,32 @@ async def phase_restart(bench: Bench, server: Server, args, workdir: Path) -> di
     refused_pages = 0
     probing = True
 
-    async def probe(index: int):
+    async def page(game_id: int) -> None:
         nonlocal refused_pages
+        started = now()
+        try:
+            status = await bench.client.request(
+                server.port, "GET", f"/games/{game_id}/", bench.viewer_keys[0]
+            )
+        except OSError:
+            refused_pages += 1
+            return
+        pages.append((started, (now() - started) * 1000, status))
+
+    async def probe() -> None:
+        """PAGES_PER_SECOND game pages, each sent on time whether or not the
+        earlier ones were answered (as visitors' would be): a slow page holds up
+        none of the next ones, so it cannot hide how slow they all were."""
+        tasks = set()
+        loop = asyncio.get_running_loop()
+        next_at = loop.time()
         while probing:
-            game_id = bench.game_ids[random.randrange(len(bench.game_ids))]
-            started = now()
-            try:
-                status = await bench.client.request(
-                    server.port, "GET", f"/games/{game_id}/", bench.viewer_keys[0]
-                )
-            except OSError:
-                refused_pages += 1
-                await asyncio.sleep(0.1)  # the server is down: pace the probe
-                continue
-            pages.append((started, (now() - started) * 1000, status))
+            task = asyncio.create_task(page(random.choice(bench.game_ids)))
+            tasks.add(task)
+            task.add_done_callback(tasks.discard)
+            next_at += 1 / PAGES_PER_SECOND
+            await asyncio.sleep(max(0.0, next_at - loop.time()))  # the pace
+        await asyncio.gather(*tasks)
 
     dup_before = duplicates(bench)
     opens_before = [len(s.opens) for s in bench.streams]
@@ -622,7 +635,9 @@ async def phase_restart(bench: Bench, server: Server, args, workdir: Path) -> di
     )
     await loop.run_in_executor(None, restarted.start)
     up_at = now()
-    probers = [asyncio.create_task(probe(i)) for i in range(4)]
+    pids = server_pids(restarted)
+    cpu_at_up = cpu_seconds(pids)
+    prober = asyncio.create_task(probe())
     # Moves right after the restart, before most streams are back.
     first = set(bench.posted)
     await asyncio.gather(
@@ -647,8 +662,9 @@ async def phase_restart(bench: Bench, server: Server, args, workdir: Path) -> di
         "every stream to reconnect and catch up",
     )
     done_at = now()
+    wave_cpu = cpu_seconds(pids)  # the restarted processes' CPU since they began
     probing = False
-    await asyncio.gather(*probers)
+    await prober
     await bench.settle(moves, timeout=5)
     reconnects = sorted(
         s.opens[n]
@@ -666,6 +682,12 @@ async def phase_restart(bench: Bench, server: Server, args, workdir: Path) -> di
         1 for s, n in zip(bench.streams, opens_before, strict=True) if not back(s, n)
     )
     wave = [(ms, status) for started, ms, status in pages if started >= up_at]
+    # Page p95 in each second of the wave: a cold start's first pages, or the
+    # whole wave?
+    by_second = collections.defaultdict(list)
+    for started, ms, _ in pages:
+        if started >= up_at:
+            by_second[int(started - up_at)].append(ms)
     result = {
         "shutdown_s": round(down_at - stopped_at, 1),
         # Server.stop kills the server when SIGTERM has not ended it in 20 s.
@@ -688,6 +710,15 @@ async def phase_restart(bench: Bench, server: Server, args, workdir: Path) -> di
         "moves_after_restart": len(moves),
         "duplicated": duplicates(bench) - dup_before,
         "pages_during_wave": percentiles([ms for ms, _ in wave]),
+        "page_p95_ms_by_second": {
+            second: percentiles(times).get("p95_ms")
+            for second, times in sorted(by_second.items())
+        },
+        # The restarted processes' CPU from their start until every stream was
+        # back (start-up included: streams reconnect while it goes on), and up to
+        # the moment they answered: what the wave costs, whatever the load.
+        "wave_server_cpu_s": round(wave_cpu, 2),
+        "startup_server_cpu_s": round(cpu_at_up, 2),
         "pages_not_200": sum(1 for _, status in wave if status != 200),
         "pages_refused_while_down": refused_pages,
     }
@@ -705,7 +736,10 @@ async def phase_restart(bench: Bench, server: Server, args, workdir: Path) -> di
         f"missed {result['after_restart_missed']}; duplicated {result['duplicated']}; "
         f"page p95 during the wave {result['pages_during_wave'].get('p95_ms')} ms "
         f"({result['pages_during_wave']['count']} pages, "
-        f"{result['pages_not_200']} not 200)",
+        f"{result['pages_not_200']} not 200); by second "
+        f"{result['page_p95_ms_by_second']}; server CPU from its start until "
+        f"every stream was back {result['wave_server_cpu_s']} s (until it "
+        f"answered {result['startup_server_cpu_s']} s)",
         flush=True,
     )
     return result, restarted
