@@ -131,8 +131,9 @@ class GameQuerySet(models.QuerySet):
         """The games `user` (None: a visitor) may see: all but the waiting games
         of people who blocked `user`, and but the private games past waiting of
         which `user` is no player (they are not found, as if they did not
-        exist); a visitor sees only public games with both players in. The
-        streams' read; the pages' is written out in sql.GAME_PAGE_READ, alike."""
+        exist); a visitor sees only public games with both players in. The rule
+        in the ORM's words: the pages and streams read with sql.GAME_PAGE_READ,
+        which tests/games/test_blocking.py holds to this."""
         private = Q(is_private=True) & ~Q(status=GameStatus.WAITING)
         if user is None:
             return self.exclude(private).filter(
