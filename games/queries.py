@@ -160,7 +160,9 @@ class GameQuerySet(models.QuerySet):
         The statement is written out (sql.LOBBY_VERSION): its values are only
         compared, so they stay as the driver returns them."""
         with connections[self.db].cursor() as cursor:
-            cursor.execute(sql.LOBBY_VERSION, [user.pk, user.pk, GameStatus.WAITING])
+            cursor.execute(
+                sql.LOBBY_VERSION, {"viewer": user.pk, "waiting": GameStatus.WAITING}
+            )
             return tuple(cursor.fetchone())
 
     def waiting_on(self, user) -> "GameQuerySet":

@@ -40,7 +40,7 @@ def column_list(model, names) -> list[str]:
 def wrong_names(statement: str) -> list[str]:
     """The names in `statement` that are no table, or no column of the table
     they refer to (through its alias, or the statement's one table)."""
-    statement = re.sub(r"%s|\b\d+\b", " ", statement)
+    statement = re.sub(r"%s|%\(\w+\)s|\b\d+\b", " ", statement)
     wrong = []
     aliases = {}
     for table, alias in re.findall(r"\b(?:FROM|JOIN)\s+(\w+)\s+(\w+)", statement):
@@ -121,7 +121,11 @@ def test_the_game_page_read_selects_its_lists_in_order():
     # Then whether each player is a guest.
     select_list = sql.GAME_PAGE_READ.split("\n    FROM")[0]
     assert select_list.count("EXISTS (SELECT 1 FROM accounts_guest") == 2
-    assert sql.GAME_PAGE_READ.count("%s") == 3
+    assert re.findall(r"%\((\w+)\)s", sql.GAME_PAGE_READ) == [
+        "game",
+        "waiting",
+        "viewer",
+    ]
 
 
 def test_the_move_read_selects_its_list_then_whether_each_player_is_open():
