@@ -12,23 +12,21 @@ written out by hand, is games.sql's (Game.objects.for_page, in games.models).
 from collections import Counter, defaultdict
 
 from django.apps import apps
-from django.db import models
+from django.db import connections, models
 from django.db.models import (
     BooleanField,
     Case,
     Count,
     Exists,
     F,
-    Max,
     OuterRef,
     Q,
     Subquery,
-    Sum,
     When,
 )
 from django.db.models.functions import Coalesce
 
-from . import rules
+from . import rules, sql
 from .choices import UNCOUNTED_OUTCOMES, GameStatus, ResultOutcome
 from .field_lists import GAME_ROW_FIELDS, GAME_ROW_PLAYERS, with_guest
 from .player_stats import LOSSES, RESULT_FILTERS, ArchivePage, Record, Streak, Tally
@@ -151,7 +149,9 @@ class GameQuerySet(models.QuerySet):
     def lobby_version(self, user) -> tuple:
         """A value that changes whenever `user`'s lobby could: over `user`'s games
         (any status: the lobby lists the running ones and the latest finished) and
-        every open game (the open list), one aggregate query, no model instances.
+        every open game (the open list), one aggregate query, no model instances:
+        the largest `updated_at`, the count, the sums of versions and ids, the
+        largest id.
 
         A write to any of these rows sets a new `updated_at` and bumps `version`
         (games.services; settle_games_and_deactivate sets `updated_at` of all the
@@ -165,17 +165,15 @@ class GameQuerySet(models.QuerySet):
         combine them (SQLite's multi-index OR, PostgreSQL's BitmapOr): the query
         reads the viewer's games and the open ones, not the table. Blocking
         or unblocking someone changes which open games they see: it bumps the
-        `version` of the blocker's open games (games.services.block_player)."""
-        totals = self.filter(
-            Q(player_x=user) | Q(player_o=user) | Q(status=GameStatus.WAITING)
-        ).aggregate(
-            latest=Max("updated_at"),
-            count=Count("id"),
-            versions=Sum("version"),
-            last_id=Max("id"),
-            ids=Sum("id"),
-        )
-        return tuple(totals.values())
+        `version` of the blocker's open games (games.services.block_player).
+
+        The statement is written out (sql.LOBBY_VERSION): its values are only
+        compared, so they stay as the driver returns them."""
+        with connections[self.db].cursor() as cursor:
+            cursor.execute(
+                sql.LOBBY_VERSION, {"viewer": user.pk, "waiting": GameStatus.WAITING}
+            )
+            return tuple(cursor.fetchone())
 
     def waiting_on(self, user) -> "GameQuerySet":
         """Games in progress in which `user` is to move, longest waiting first.

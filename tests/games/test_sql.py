@@ -10,6 +10,8 @@ import pytest
 from django.apps import apps
 from django.contrib.auth import get_user_model
 from django.db import connection
+from django.db.models import Count, Max, Q, Sum
+from django.utils.dateparse import parse_datetime
 
 from games import field_lists, services, sql
 from games.models import Game, Move, PlayerRecord, Series
@@ -22,7 +24,7 @@ STATEMENTS = {
 SQL_WORDS = {
     "select", "from", "left", "join", "on", "where", "and", "not", "exists",
     "in", "insert", "into", "values", "returning", "update", "set", "conflict",
-    "do", "excluded", "or",
+    "do", "excluded", "or", "max", "count", "sum",
 }  # fmt: skip
 TABLES = {model._meta.db_table: model for model in apps.get_models()}
 
@@ -38,7 +40,7 @@ def column_list(model, names) -> list[str]:
 def wrong_names(statement: str) -> list[str]:
     """The names in `statement` that are no table, or no column of the table
     they refer to (through its alias, or the statement's one table)."""
-    statement = re.sub(r"%s|\b\d+\b", " ", statement)
+    statement = re.sub(r"%s|%\(\w+\)s|\b\d+\b", " ", statement)
     wrong = []
     aliases = {}
     for table, alias in re.findall(r"\b(?:FROM|JOIN)\s+(\w+)\s+(\w+)", statement):
@@ -97,6 +99,7 @@ def test_the_check_finds_a_wrong_name(statement, wrong):
 def test_the_check_covers_every_statement():
     assert sorted(STATEMENTS) == [
         "GAME_PAGE_READ",
+        "LOBBY_VERSION",
         "MOVE_INSERT",
         "MOVE_READ",
         "MOVE_UPDATE",
@@ -118,8 +121,16 @@ def test_the_game_page_read_selects_its_lists_in_order():
     # Then whether each player is a guest.
     select_list = sql.GAME_PAGE_READ.split("\n    FROM")[0]
     assert select_list.count("EXISTS (SELECT 1 FROM accounts_guest") == 2
-    # The game's id, then twice each: "waiting" and the viewer's id.
-    assert sql.GAME_PAGE_READ.count("%s") == 6
+    # The game's id, then twice each: "waiting" and the viewer's id (the block,
+    # then the private game, whose players are the viewer's twice).
+    assert re.findall(r"%\((\w+)\)s", sql.GAME_PAGE_READ) == [
+        "game",
+        "waiting",
+        "viewer",
+        "waiting",
+        "viewer",
+        "viewer",
+    ]
 
 
 def test_the_move_read_selects_its_list_then_whether_each_player_is_open():
@@ -228,3 +239,36 @@ def test_services_run_the_statements_of_this_module(alice, game):
         sql.MOVE_UPDATE,
         sql.MOVE_INSERT,
     ]
+
+
+def test_the_lobby_version_reads_the_viewers_games_and_the_open_ones(
+    alice, bob, carol, game
+):
+    """Each term over the viewer's games of every status and everyone's open
+    games, as the ORM's aggregate reads them; a stranger's running game is not
+    among them."""
+    services.play_move(game_id=game.pk, user=alice, row=0, col=0)
+    open_game = services.create_game(creator=carol)
+    services.create_game(creator=bob, opponent=carol)  # a stranger's game
+    mine = Game.objects.filter(
+        Q(player_x=alice) | Q(player_o=alice) | Q(status="waiting")
+    )
+    assert set(mine.values_list("id", flat=True)) == {game.pk, open_game.pk}
+    latest, count, versions, last_id, ids = Game.objects.lobby_version(alice)
+    expected = mine.aggregate(
+        latest=Max("updated_at"),
+        count=Count("id"),
+        versions=Sum("version"),
+        last_id=Max("id"),
+        ids=Sum("id"),
+    )
+    assert (count, versions, last_id, ids) == (
+        2,
+        expected["versions"],
+        open_game.pk,
+        game.pk + open_game.pk,
+    )
+    assert expected["versions"] == 3  # 1 + 1 for the move, 1 for the open game
+    # As the driver gives it: a datetime on PostgreSQL, its text (UTC) on SQLite.
+    read = parse_datetime(str(latest)).replace(tzinfo=None)
+    assert read == expected["latest"].replace(tzinfo=None)
