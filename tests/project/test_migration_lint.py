@@ -83,7 +83,8 @@ def with_migrations(checkout, migrations: dict[str, str]) -> None:
 
 def lint(checkout) -> tuple[int, dict[str, list[str]]]:
     """`make lint`'s migration line in `checkout`: its exit status, and what it
-    said of each migration it linted (its verdict, then its reasons)."""
+    said of each migration this test wrote (its verdict, then its reasons); the
+    checkout's own are `make lint`'s to hold."""
     result = subprocess.run(
         [sys.executable, "-m", "tests.support.migration_lint"],
         cwd=checkout,
@@ -104,7 +105,9 @@ def lint(checkout) -> tuple[int, dict[str, list[str]]]:
         elif line.startswith("\t") and said:
             said[list(said)[-1]].append(line.strip())
     assert result.stderr.count("Traceback") == 0, result.stderr
-    return result.returncode, said
+    return result.returncode, {
+        name: verdict for name, verdict in said.items() if name.startswith("0100_")
+    }
 
 
 def test_the_expand_steps_pass(checkout):

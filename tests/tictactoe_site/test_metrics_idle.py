@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from ..support.fleet import wait_for
 from ..support.served import serving
 from .test_metrics import scrape, values
 
@@ -121,8 +122,13 @@ def test_a_scrape_passes_promtool(client):
 @pytest.mark.processes
 def test_an_idle_server_exports_every_known_series_at_zero(tmp_path):
     """The processes' own files, added up: nothing has been asked of the host
-    but its readiness (not counted)."""
+    but its readiness (not counted), once its task worker has taken the first
+    heartbeat, which its start queues."""
     with serving(tmp_path, "metrics-idle", workers=2) as app:
+        wait_for(
+            lambda: app.browser().get("/workerz").status == 200,
+            "the task worker's first heartbeat",
+        )
         status, text = scrape(app.port)
     assert status == 200
     found = values(text)
