@@ -19,7 +19,9 @@ from games.live import streams
 from ..support.asgi import sessionid
 
 
-@pytest.mark.django_db
+# The check closes the thread's connection before and after, as a stream's does:
+# not inside a test's transaction.
+@pytest.mark.django_db(transaction=True)
 def test_a_stream_reads_its_game_with_the_game_pages_own_statement(
     game, carol, client_for
 ):
