@@ -269,6 +269,12 @@ class Game(models.Model):
         """False for an open game, waiting or withdrawn before anyone joined."""
         return self.player_x_id is not None and self.player_o_id is not None
 
+    def hidden_from_visitor(self, viewer) -> bool:
+        """Whether `viewer` is a visitor not logged in and the game has not
+        started: a game is readable by anyone with its link only once both
+        players are in (and unless private: Game.objects.for_page)."""
+        return not viewer.is_authenticated and not self.has_both_players
+
     @property
     def is_invitation(self) -> bool:
         """Joinable only through its link (Invitation); select_related

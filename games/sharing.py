@@ -111,7 +111,7 @@ def text_record(game: Game) -> str:
     players and over the result: a plain-text file to keep."""
     lines = [title(game), ""]
     lines += [str(line) for line in presentation.move_lines(game)]
-    lines += ["", presentation.turn_text(game, AnonymousUser())]
+    lines += ["", description(game)]
     return "\n".join(lines) + "\n"
 
 

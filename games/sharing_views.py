@@ -35,9 +35,7 @@ def _shared_game(request, game_id: int) -> Game:
         game = Game.objects.for_page(game_id, request.user)
     except Game.DoesNotExist:
         game = None
-    if game is None or (
-        not request.user.is_authenticated and not game.has_both_players
-    ):
+    if game is None or game.hidden_from_visitor(request.user):
         raise Http404(refusal_text(GameNotFound()))
     return game
 

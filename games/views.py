@@ -240,17 +240,10 @@ def new_game(request):
     return redirect(game)
 
 
-def _visitor_waits(request, game: Game) -> bool:
-    """Whether a visitor not logged in asks for a game not started: its page
-    is the guest's (games.guest_views), its other parts want a login. A
-    started game is readable by anyone with the link, unless private."""
-    return not request.user.is_authenticated and not game.has_both_players
-
-
 @get_only
 def game_detail(request, game_id: int):
     game = _game_or_404(game_id, request.user)
-    if _visitor_waits(request, game):
+    if game.hidden_from_visitor(request.user):
         # An open game's shared link: Play as guest (games.guest_views).
         return guest_views.visitor_game_page(request, game_id, game=game)
     if "ply" in request.GET:
@@ -287,7 +280,7 @@ def game_live(request, game_id: int):
     """The live part of the game page, for this viewer: what the page's script
     fetches when the game's stream announces a new version."""
     game = _game_or_404(game_id, request.user)
-    if _visitor_waits(request, game):
+    if game.hidden_from_visitor(request.user):
         return redirect_to_login(request.get_full_path())
     invitation_url = _invitation_url(request, game)
     if invitation_url is None:
@@ -331,7 +324,7 @@ def game_state(request, game_id: int):
         # For programs, as its fields are: English in every language.
         with translation.override("en"):
             return JsonResponse({"error": str(GameNotFound.message)}, status=404)
-    if _visitor_waits(request, game):
+    if game.hidden_from_visitor(request.user):
         return redirect_to_login(request.get_full_path())
     return JsonResponse(presentation.snapshot(game))
 

@@ -157,7 +157,7 @@ def _version_shown(game_id: int, user) -> int | None:
         game = Game.objects.for_page(game_id, user)
     except Game.DoesNotExist:
         return None
-    if not user.is_authenticated and None in (game.player_x_id, game.player_o_id):
+    if game.hidden_from_visitor(user):
         return None
     return game.version
 

@@ -13,6 +13,8 @@ from django.contrib.auth.base_user import AbstractBaseUser as User
 from django.db.models import Count, Q
 from django.utils.translation import gettext_lazy, ngettext
 
+from accounts.models import new_games_private
+
 from .. import rules, signals
 from ..choices import GameStatus
 from ..field_lists import GAME_ROW_PLAYERS
@@ -32,7 +34,6 @@ from ..refusals import (
     TooManyUnstartedGames,
 )
 from .blocking import check_not_blocked
-from .privacy import private_by_default
 from .transactions import atomic_action, locked_game
 
 Side = Literal["x", "o", "random"]
@@ -131,7 +132,7 @@ def create_game(
         created_by=creator,
         # A rematch of a private game is private too.
         is_private=(rematch_of is not None and rematch_of.is_private)
-        or private_by_default(creator),
+        or new_games_private(creator),
     )
     signals.created(game, player_x=x, player_o=o)
     return game

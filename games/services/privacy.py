@@ -1,21 +1,14 @@
 """Private games: either player marks a game private (or public again); once
 started, a private game is found by nobody but its players (Game.objects.
 visible_to, sql.GAME_PAGE_READ). A new game is private when its creator asked
-for that on their account (accounts.models.Preferences.new_games_private)."""
+for that on their account (create_game reads accounts.models.new_games_private)."""
 
 from django.contrib.auth.base_user import AbstractBaseUser as User
-
-from accounts.models import new_games_private
 
 from .. import signals
 from ..models import Game
 from ..refusals import GameNotFound, NotAPlayer
 from .transactions import atomic_action, locked_game
-
-
-def private_by_default(creator: User) -> bool:
-    """Whether a game `creator` starts now begins private."""
-    return new_games_private(creator)
 
 
 @atomic_action
