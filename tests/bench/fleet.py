@@ -6,8 +6,12 @@ harness of the fleet tests, tests/support/fleet.py).
 
 Figures (printed, and written to artifacts/fleet-results.json):
   pages   the game page under wrk (1 thread, 4 connections), through nginx to
-          the three hosts and straight to one host: requests a second and CPU
-          milliseconds per page (every process of the hosts, and nginx's).
+          the three hosts, through nginx to one of them (the others marked
+          down), and straight to one host started beside them with as many
+          server processes as the three together, two rounds of each in turn:
+          requests a second and CPU milliseconds per page (every process of
+          the hosts measured, and nginx's), and of that the hosts' CPU when
+          idle (their task workers, heartbeats, listeners).
   events  `--streams` live streams per host through nginx (3 x 2,000 by
           default), then `--moves` moves through nginx, one at a time: the
           delay from before each move's POST until each of its game's streams
@@ -39,6 +43,7 @@ import psycopg
 from tests.support.fleet import (
     NGINX,
     SITE,
+    FleetHost,
     move_seen,
     running_fleet,
     until,
@@ -51,6 +56,8 @@ POSTGRES_URL = os.environ.get(
 )
 STREAMS_PER_GAME = 30
 OPENING_AT_ONCE = 200  # stream handshakes in flight while opening them
+ONE_HOST = "127.0.0.5"  # the one-host comparison's address, beside the fleet's
+PAGE_ROUNDS = 2  # of each of the page's targets, in turn
 
 
 def cpu_seconds(session_ids: Collection[int] = (), parent: int = 0) -> float:
@@ -84,27 +91,79 @@ def wrk(url: str, session: str, duration: int) -> tuple[int, float]:
     return requests, float(re.search(r"Requests/sec:\s+([\d.]+)", output)[1])
 
 
-def bench_pages(fleet, game, duration: int) -> dict:
-    """The game page through nginx, then straight to one host: CPU of every
-    host's processes (the idle ones included) and of nginx, per page."""
-    hosts = {host.process.pid for host in fleet.hosts}
-    nginx = fleet.nginx.process.pid
+def one_host_like(fleet, directory: Path) -> FleetHost:
+    """One host with as many server processes as the whole fleet, on the same
+    database and Redis, beside it: the same work on one machine's processes."""
+    processes = sum(int(host.env["WEB_CONCURRENCY"]) for host in fleet.hosts)
+    host = FleetHost(
+        address=ONE_HOST,
+        port=fleet.hosts[0].port,
+        directory=directory / "one-host",
+        database_url=fleet.database_url,
+        workers=processes,
+    )
+    for name in ("REDIS_URL", "WEB_ACCESS_LOG"):
+        host.env[name] = fleet.hosts[0].env[name]
+    return host
+
+
+def bench_pages(fleet, game, duration: int, directory: Path) -> dict:
+    """The game page through nginx to the three hosts; through nginx to the
+    first host alone (the others marked down); and straight to one host with as
+    many server processes as the three have together: in alternating rounds
+    after a warm-up, CPU of every process of the hosts measured (the idle ones
+    included) and of nginx, per page; and the hosts' CPU while idle for as long,
+    per page of the load (what idle processes add)."""
     page = f"/games/{game.id}/"
-    first = fleet.hosts[0]
-    figures = {}
-    for name, url in (
-        ("through nginx, 3 hosts", f"http://127.0.0.1:{fleet.port}{page}"),
-        ("one host direct", f"http://{first.address}:{first.port}{page}"),
-    ):
-        before = cpu_seconds(hosts), cpu_seconds(parent=nginx)
-        requests, rate = wrk(url, game.x, duration)
-        after = cpu_seconds(hosts), cpu_seconds(parent=nginx)
-        figures[name] = {
-            "rps": round(rate),
-            "hosts_cpu_ms_per_page": round(1000 * (after[0] - before[0]) / requests, 2),
-            "nginx_cpu_ms_per_page": round(1000 * (after[1] - before[1]) / requests, 2),
+    alone = one_host_like(fleet, directory)
+    alone.start()
+    fleet_hosts = {host.process.pid for host in fleet.hosts}
+    others = [host.upstream for host in fleet.hosts[1:]]
+    through_nginx = f"http://127.0.0.1:{fleet.port}{page}"
+    targets = {  # name: (url, hosts measured, the hosts nginx leaves out)
+        "through nginx, 3 hosts": (through_nginx, fleet_hosts, None),
+        "through nginx, 1 host": (through_nginx, fleet_hosts, others),
+        f"one host, {alone.env['WEB_CONCURRENCY']} processes": (
+            f"http://{alone.address}:{alone.port}{page}",
+            {alone.process.pid},
+            None,
+        ),
+    }
+    nginx = fleet.nginx.process.pid
+    totals = {name: [0, 0.0, 0.0, 0.0] for name in targets}  # pages, s, cpu, nginx
+    try:
+        for url, _, _ in targets.values():
+            wrk(url, game.x, 2)  # every process renders its first pages
+        idle = {}
+        for name, (_, hosts, _) in targets.items():
+            before = cpu_seconds(hosts)
+            time.sleep(duration / 2)  # measuring idle CPU: nothing to wait for
+            idle[name] = (cpu_seconds(hosts) - before) / (duration / 2)
+        for _ in range(PAGE_ROUNDS):
+            for name, (url, hosts, down) in targets.items():
+                if down:
+                    fleet.nginx.reload(down=down)
+                before = cpu_seconds(hosts), cpu_seconds(parent=nginx)
+                requests, rate = wrk(url, game.x, duration)
+                after = cpu_seconds(hosts), cpu_seconds(parent=nginx)
+                if down:
+                    fleet.nginx.reload()
+                total = totals[name]
+                total[0] += requests
+                total[1] += requests / rate
+                total[2] += after[0] - before[0]
+                total[3] += after[1] - before[1]
+    finally:
+        alone.stop()
+    return {
+        name: {
+            "rps": round(pages / seconds),
+            "hosts_cpu_ms_per_page": round(1000 * cpu / pages, 2),
+            "idle_cpu_ms_per_page": round(1000 * idle[name] * seconds / pages, 2),
+            "nginx_cpu_ms_per_page": round(1000 * nginx_cpu / pages, 2),
         }
-    return figures
+        for name, (pages, seconds, cpu, nginx_cpu) in totals.items()
+    }
 
 
 def open_streams(fleet, games, per_host: int):
@@ -210,7 +269,7 @@ def main(argv: list[str] | None = None) -> None:
             env={"WEB_ACCESS_LOG": "0"},
         ) as fleet:
             games = fleet.games("bench", games_needed)
-            results["pages"] = bench_pages(fleet, games[0], args.duration)
+            results["pages"] = bench_pages(fleet, games[0], args.duration, directory)
             print(json.dumps({"pages": results["pages"]}), flush=True)
             streams, per_host = open_streams(fleet, games, args.streams)
             results["streams_per_host"] = per_host
@@ -231,14 +290,27 @@ def main(argv: list[str] | None = None) -> None:
 def print_table(results: dict, streams: int) -> None:
     """The section as docs/benchmarks.md shows it."""
     print("\nfleet  (3 hosts behind nginx, PostgreSQL + Redis)")
-    print(f"{'game page':<24}{'req/s':>7}{'host cpu ms':>13}{'nginx cpu ms':>14}")
-    print("-" * 58)
+    print(
+        f"{'game page':<24}{'req/s':>7}{'host cpu ms':>13}{'of it idle':>12}"
+        f"{'nginx cpu ms':>14}"
+    )
+    print("-" * 70)
     for name, figures in results["pages"].items():
         nginx = figures["nginx_cpu_ms_per_page"] if "nginx" in name else "-"
         print(
-            f"{name:<24}{figures['rps']:>7}"
-            f"{figures['hosts_cpu_ms_per_page']:>13}{nginx:>14}"
+            f"{name:<24}{figures['rps']:>7}{figures['hosts_cpu_ms_per_page']:>13}"
+            f"{figures['idle_cpu_ms_per_page']:>12}{nginx:>14}"
         )
+    fleet_page, _, one_host = results["pages"].values()
+
+    def busy(figures: dict) -> float:
+        return figures["hosts_cpu_ms_per_page"] - figures["idle_cpu_ms_per_page"]
+
+    whole = fleet_page["hosts_cpu_ms_per_page"] / one_host["hosts_cpu_ms_per_page"]
+    print(
+        f"host CPU per page, through the fleet / on one host: {whole:.2f}x, "
+        f"idle CPU left out: {busy(fleet_page) / busy(one_host):.2f}x"
+    )
     events, kill = results["events"], results["kill"]
     print(
         f"events, 3 x {streams} streams: {events['samples']} samples, "
