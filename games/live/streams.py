@@ -30,6 +30,7 @@ import ipaddress
 import random
 import re
 import threading
+from collections.abc import Awaitable, Callable
 from typing import NamedTuple
 
 from django.conf import settings
@@ -63,10 +64,16 @@ STREAM_HEADERS = [
 ]
 
 
-def route(path: str):
-    """The stream handler for `path`, or None when Django serves it."""
+class StreamRoute(NamedTuple):
+    handler: Callable[..., Awaitable[None]]
+    name: str  # its placeholder's URL name in games.urls, for logs and metrics
+
+
+def route(path: str) -> StreamRoute | None:
+    """The stream handler for `path` and its route's name, or None when Django
+    serves it."""
     if path == LOBBY_STREAM:
-        return lobby_stream
+        return StreamRoute(lobby_stream, "lobby_events")
     match = GAME_STREAM.fullmatch(path)
     if match is not None:
         game_id = int(match[1]) if len(match[1]) <= LONGEST_ID else 0
@@ -74,7 +81,7 @@ def route(path: str):
         async def game(scope, receive, send):
             await game_stream(scope, receive, send, game_id)
 
-        return game
+        return StreamRoute(game, "game_events")
     return None
 
 
@@ -182,7 +189,9 @@ async def _identify(scope, send, game_id: int | None) -> Viewer | None:
     (tictactoe_site.lib.error_pages), while the database cannot be reached."""
     cookie = _header(scope, b"cookie")
     try:
-        viewer = await asyncio.to_thread(_in_thread_context, _viewer, cookie, game_id)
+        viewer = await asyncio.get_running_loop().run_in_executor(
+            None, _in_thread_context, _viewer, cookie, game_id
+        )
     except (OperationalError, InterfaceError):
         retry_after = str(RETRY_AFTER_SECONDS).encode()
         await _refuse(send, 503, DATABASE_UNAVAILABLE, [(b"retry-after", retry_after)])

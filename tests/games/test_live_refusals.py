@@ -199,8 +199,11 @@ def test_streams_answer_503_while_the_database_cannot_be_reached(
 
 
 def test_stream_routes_match_the_url_names():
-    assert streams.route(reverse("game_events", args=[7])) is not None
-    assert streams.route(reverse("lobby_events")) is streams.lobby_stream
+    assert streams.route(reverse("game_events", args=[7])).name == "game_events"
+    assert streams.route(reverse("lobby_events")) == (
+        streams.lobby_stream,
+        "lobby_events",
+    )
     assert streams.route(reverse("game_live", args=[7])) is None
     assert streams.route("/games/7/events/extra") is None
     assert streams.route("/games/٧/events/") is None  # not an ASCII digit

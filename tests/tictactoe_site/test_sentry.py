@@ -301,7 +301,7 @@ scope = {
     "headers": [(b"x-request-id", b"stream-9")],
 }
 try:
-    asyncio.run(middleware.serve_stream(broken, scope, None, None))
+    asyncio.run(middleware.serve_stream(broken, scope, None, None, "game_events"))
 except RuntimeError:
     print("raised")
 sentry_sdk.flush(10)

@@ -58,7 +58,9 @@ async def application(scope, receive, send):
         if scope["path"] == LIVENESS_PATH:
             await answer_liveness(scope, send)
         elif (stream := streams.route(scope["path"])) is not None:
-            await middleware.serve_stream(stream, scope, receive, send)
+            await middleware.serve_stream(
+                stream.handler, scope, receive, send, stream.name
+            )
         else:
             await bridge(scope, receive, send)
     elif scope["type"] == "lifespan":
