@@ -134,11 +134,12 @@ def bench_pages(fleet, game, duration: int, directory: Path) -> dict:
     try:
         for url, _, _ in targets.values():
             wrk(url, game.x, 2)  # every process renders its first pages
-        idle = {}
-        for name, (_, hosts, _) in targets.items():
-            before = cpu_seconds(hosts)
-            time.sleep(duration / 2)  # measuring idle CPU: nothing to wait for
-            idle[name] = (cpu_seconds(hosts) - before) / (duration / 2)
+        idle = {}  # CPU seconds a second of each set of hosts measured
+        for _, hosts, _ in targets.values():
+            if frozenset(hosts) not in idle:
+                before = cpu_seconds(hosts)
+                time.sleep(duration / 2)  # measuring idle CPU: nothing to wait for
+                idle[frozenset(hosts)] = (cpu_seconds(hosts) - before) / (duration / 2)
         for _ in range(PAGE_ROUNDS):
             for name, (url, hosts, down) in targets.items():
                 if down:
@@ -159,7 +160,9 @@ def bench_pages(fleet, game, duration: int, directory: Path) -> dict:
         name: {
             "rps": round(pages / seconds),
             "hosts_cpu_ms_per_page": round(1000 * cpu / pages, 2),
-            "idle_cpu_ms_per_page": round(1000 * idle[name] * seconds / pages, 2),
+            "idle_cpu_ms_per_page": round(
+                1000 * idle[frozenset(targets[name][1])] * seconds / pages, 2
+            ),
             "nginx_cpu_ms_per_page": round(1000 * nginx_cpu / pages, 2),
         }
         for name, (pages, seconds, cpu, nginx_cpu) in totals.items()

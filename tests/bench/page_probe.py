@@ -5,9 +5,9 @@ and pages timed on its busy event loop would count its delays as the server's.
 
     python -m tests.bench.page_probe PORT SESSION RATE GAME_ID [GAME_ID ...]
 
-Asks for RATE game pages a second (one-shot requests, as live_scale's Client
-sends them), each on time whether or not the earlier ones were answered, until
-its standard input closes; then prints one JSON list: [sent at, milliseconds,
+Asks for RATE game pages a second (live_scale's Client's one-shot requests),
+each on time whether or not the earlier ones were answered, until its standard
+input closes; then prints one JSON list: [sent at, milliseconds,
 status] per page, `sent at` on time.perf_counter's clock (the system's monotonic
 clock, which the bench reads too). A refused connection is status 0.
 """
@@ -18,30 +18,15 @@ import random
 import sys
 import time
 
-HOST = "127.0.0.1"
+from tests.bench.live_scale import Client
 
 
-async def page(port: int, session: str, game_id: int, answers: list) -> None:
+async def page(client: Client, port: int, session: str, game_id: int, answers):
     sent = time.perf_counter()
     try:
-        reader, writer = await asyncio.open_connection(HOST, port)
-    except OSError:
-        answers.append([sent, (time.perf_counter() - sent) * 1000, 0])
-        return
-    try:
-        writer.write(
-            (
-                f"GET /games/{game_id}/ HTTP/1.1\r\nHost: {HOST}:{port}\r\n"
-                f"Connection: close\r\nCookie: sessionid={session}\r\n\r\n"
-            ).encode()
-        )
-        status_line = await reader.readline()
-        await reader.read()  # the rest, until the server closes
-        status = int(status_line.split()[1]) if status_line else 0
-    except OSError:
+        status = await client.request(port, "GET", f"/games/{game_id}/", session)
+    except (OSError, IndexError):  # refused, or closed before a status line
         status = 0
-    finally:
-        writer.close()
     answers.append([sent, (time.perf_counter() - sent) * 1000, status])
 
 
@@ -49,11 +34,11 @@ async def probe(port: int, session: str, rate: float, game_ids: list[int]) -> li
     loop = asyncio.get_running_loop()
     stopped = loop.create_future()
     loop.add_reader(sys.stdin.fileno(), lambda: stopped.done() or stopped.set_result(1))
-    answers, tasks = [], set()
+    client, answers, tasks = Client(), [], set()
     next_at = loop.time()
     while not stopped.done():
         task = asyncio.create_task(
-            page(port, session, random.choice(game_ids), answers)
+            page(client, port, session, random.choice(game_ids), answers)
         )
         tasks.add(task)
         task.add_done_callback(tasks.discard)
