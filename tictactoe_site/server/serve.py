@@ -83,10 +83,6 @@ def config() -> Config:
         # DJANGO_TRUSTED_PROXY_COUNT (tictactoe_site.settings).
         proxy_headers=False,
         server_header=False,
-        # Idle keep-alive connections close after 5 s: nginx's upstream
-        # keepalive_timeout (docs/deploying.md) is shorter, so nginx never sends
-        # a request down a connection the server is closing.
-        timeout_keep_alive=5,
         # Open live streams never finish by themselves: give them a moment, then
         # close them (browsers reconnect to the next server and catch up).
         timeout_graceful_shutdown=3,
